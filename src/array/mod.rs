@@ -1,0 +1,538 @@
+//! [`Array`]: the global view of data sharded over devices (after `jax.Array`).
+//!
+//! An array is an immutable value: ops return new arrays and clones share buffers. It holds a
+//! global shape and dtype, a [`Sharding`], and one shard per device, each a strided view
+//! (`Layout`) of a backend buffer covering the slice of the global array the sharding gives
+//! that device.
+
+pub mod layout;
+mod ops;
+pub mod sharding;
+mod transfer;
+
+use crate::backends::{self, Device, DeviceBuffer, MemoryKind, TensorRef};
+use crate::dtype::{DType, Element, Scalar};
+use crate::error::{Error, Result};
+use layout::{Dims, Layout, Slice, checked_size, normalize_axis};
+use sharding::Sharding;
+use smallvec::SmallVec;
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+pub use ops::Axes;
+
+/// One device's part of an array.
+#[derive(Clone)]
+pub(crate) struct ShardData {
+    pub device: Device,
+    /// The global slice this shard holds.
+    pub index: Vec<Range<usize>>,
+    pub buffer: Arc<dyn DeviceBuffer>,
+    /// View of `buffer` with the shape of `index`.
+    pub layout: Layout,
+}
+
+impl ShardData {
+    pub fn tensor(&self, dtype: DType) -> TensorRef<'_> {
+        TensorRef {
+            buffer: &*self.buffer,
+            layout: &self.layout,
+            dtype,
+        }
+    }
+    pub fn memory_kind(&self) -> MemoryKind {
+        self.buffer.memory_kind()
+    }
+}
+
+struct Inner {
+    shape: Dims,
+    dtype: DType,
+    sharding: Sharding,
+    shards: Vec<ShardData>,
+    read_only: bool,
+}
+
+/// An n-dimensional array whose data lives on one or more devices.
+#[derive(Clone)]
+pub struct Array(Arc<Inner>);
+
+/// One device's part of an array, as `addressable_shards()` returns it.
+#[derive(Clone, Debug)]
+pub struct Shard {
+    device: Device,
+    index: Vec<Range<usize>>,
+    data: Array,
+}
+
+impl Shard {
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+    /// The global slice this shard holds, one range per axis.
+    pub fn index(&self) -> &[Range<usize>] {
+        &self.index
+    }
+    /// The shard's data as a single-device array.
+    pub fn data(&self) -> &Array {
+        &self.data
+    }
+}
+
+/// Views `data` as its bytes.
+pub(crate) fn as_bytes<T: Element>(data: &[T]) -> &[u8] {
+    // SAFETY: every Element type is plain data without padding or interior pointers (bool is
+    // one byte), so its memory is `size_of_val(data)` initialised bytes.
+    unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) }
+}
+
+impl Array {
+    pub(crate) fn from_shards(
+        shape: &[usize],
+        dtype: DType,
+        sharding: Sharding,
+        shards: Vec<ShardData>,
+        read_only: bool,
+    ) -> Array {
+        Array(Arc::new(Inner {
+            shape: SmallVec::from_slice(shape),
+            dtype,
+            sharding,
+            shards,
+            read_only,
+        }))
+    }
+
+    /// A single-device array over a whole buffer region.
+    pub(crate) fn from_buffer(
+        device: Device,
+        dtype: DType,
+        buffer: Arc<dyn DeviceBuffer>,
+        layout: Layout,
+    ) -> Array {
+        let kind = buffer.memory_kind();
+        let shape = layout.shape().to_vec();
+        let index = shape.iter().map(|&n| 0..n).collect();
+        Array::from_shards(
+            &shape,
+            dtype,
+            Sharding::SingleDevice(device.clone(), kind),
+            vec![ShardData {
+                device,
+                index,
+                buffer,
+                layout,
+            }],
+            false,
+        )
+    }
+
+    pub(crate) fn shard_data(&self) -> &[ShardData] {
+        &self.0.shards
+    }
+
+    // ---- creation ----
+
+    /// An array of `shape` holding `data` (row-major) on the default device.
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Array> {
+        Array::from_slice(&data, shape)
+    }
+
+    /// An array of `shape` holding a copy of `data` (row-major) on the default device.
+    pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Array> {
+        Array::from_slice_on(data, shape, &backends::registry::default_device()?)
+    }
+
+    /// An array of `shape` holding a copy of `data` on `device` (its default memory kind).
+    pub fn from_slice_on<T: Element>(
+        data: &[T],
+        shape: &[usize],
+        device: &Device,
+    ) -> Result<Array> {
+        if checked_size(shape)? != data.len() {
+            return Err(Error::ShapeMismatch {
+                op: "from_slice",
+                lhs: vec![data.len()],
+                rhs: shape.to_vec(),
+            });
+        }
+        let buffer = device.backend().upload(
+            device.index(),
+            device.default_memory_kind(),
+            as_bytes(data),
+        )?;
+        Ok(Array::from_buffer(
+            device.clone(),
+            T::DTYPE,
+            buffer,
+            Layout::contiguous(shape),
+        ))
+    }
+
+    /// A 0-d array holding `value`.
+    pub fn scalar<T: Element>(value: T) -> Result<Array> {
+        Array::from_slice(&[value], &[])
+    }
+
+    /// `shape` filled with `value` converted to `dtype`, laid out by `sharding`.
+    pub fn full_sharded(
+        shape: &[usize],
+        value: Scalar,
+        dtype: DType,
+        sharding: &Sharding,
+    ) -> Result<Array> {
+        checked_size(shape)?;
+        let kind = sharding.memory_kind();
+        let mut shards = Vec::new();
+        for (device, index) in sharding.shard_indices(shape)? {
+            let sub: Vec<usize> = index.iter().map(|r| r.len()).collect();
+            let buffer =
+                device
+                    .backend()
+                    .fill(device.index(), kind, dtype, value, sub.iter().product())?;
+            shards.push(ShardData {
+                device,
+                layout: Layout::contiguous(&sub),
+                index,
+                buffer,
+            });
+        }
+        Ok(Array::from_shards(
+            shape,
+            dtype,
+            sharding.clone(),
+            shards,
+            false,
+        ))
+    }
+
+    /// `shape` filled with `value` (converted to `dtype`) on the default device.
+    pub fn full(shape: &[usize], value: impl Into<ScalarValue>, dtype: DType) -> Result<Array> {
+        let d = backends::registry::default_device()?;
+        Array::full_sharded(shape, value.into().0, dtype, &Sharding::single(&d))
+    }
+
+    pub fn zeros(shape: &[usize], dtype: DType) -> Result<Array> {
+        Array::full(shape, 0i64, dtype)
+    }
+
+    pub fn ones(shape: &[usize], dtype: DType) -> Result<Array> {
+        Array::full(shape, 1i64, dtype)
+    }
+
+    /// `start, start + step, ...` below `stop` (above, for a negative step), as NumPy's.
+    pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array> {
+        if step == 0.0 || !step.is_finite() || !start.is_finite() || !stop.is_finite() {
+            return Err(Error::invalid(format!(
+                "arange({start}, {stop}, {step}): step must be non-zero and bounds finite"
+            )));
+        }
+        let n = ((stop - start) / step).ceil().max(0.0);
+        if n > (isize::MAX as f64) {
+            return Err(Error::invalid("arange: too many elements"));
+        }
+        let n = n as usize;
+        let exact_int = start.fract() == 0.0 && step.fract() == 0.0 && !dtype.is_inexact();
+        let values: Vec<Scalar> = (0..n)
+            .map(|i| {
+                if exact_int {
+                    Scalar::Int(start as i128 + i as i128 * step as i128)
+                } else {
+                    Scalar::Float(start + i as f64 * step)
+                }
+            })
+            .collect();
+        crate::with_dtype!(dtype, T => {
+            let data: Vec<T> = values.into_iter().map(T::from_scalar).collect();
+            Array::from_slice(&data, &[n])
+        })
+    }
+
+    // ---- properties ----
+
+    pub fn shape(&self) -> &[usize] {
+        &self.0.shape
+    }
+    pub fn ndim(&self) -> usize {
+        self.0.shape.len()
+    }
+    pub fn size(&self) -> usize {
+        self.0.shape.iter().product()
+    }
+    pub fn dtype(&self) -> DType {
+        self.0.dtype
+    }
+    pub fn sharding(&self) -> &Sharding {
+        &self.0.sharding
+    }
+    /// The devices holding shards, each once.
+    pub fn devices(&self) -> Vec<Device> {
+        self.0.sharding.devices()
+    }
+    pub fn memory_kind(&self) -> MemoryKind {
+        self.0
+            .shards
+            .first()
+            .map_or(MemoryKind::Device, ShardData::memory_kind)
+    }
+    /// True for arrays whose memory must not be written by DLPack consumers.
+    pub fn is_read_only(&self) -> bool {
+        self.0.read_only
+    }
+    /// Whether the array lives on a single device.
+    pub fn is_single_device(&self) -> bool {
+        self.0.shards.len() == 1
+    }
+
+    /// Each device's part, with the global slice it holds.
+    pub fn addressable_shards(&self) -> Vec<Shard> {
+        self.0
+            .shards
+            .iter()
+            .map(|s| Shard {
+                device: s.device.clone(),
+                index: s.index.clone(),
+                data: Array::from_buffer(
+                    s.device.clone(),
+                    self.dtype(),
+                    s.buffer.clone(),
+                    s.layout.clone(),
+                ),
+            })
+            .collect()
+    }
+
+    /// The one shard of a single-device array.
+    pub(crate) fn single(&self) -> Option<&ShardData> {
+        match self.0.shards.as_slice() {
+            [s] => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Waits until every shard's pending work is done.
+    pub fn block_until_ready(&self) -> Result<()> {
+        for s in &self.0.shards {
+            s.device.backend().synchronize(s.device.index())?;
+        }
+        Ok(())
+    }
+
+    // ---- host reads ----
+
+    /// The elements in row-major order, gathered from every shard.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        if T::DTYPE != self.dtype() {
+            return Err(Error::ElementType {
+                array: self.dtype(),
+                requested: T::DTYPE,
+            });
+        }
+        let n = self.size();
+        let mut out: Vec<T> = vec![T::default(); n];
+        // SAFETY: `out` holds n initialised elements of T (plain data), viewed as bytes for
+        // the copy; every byte written is part of a valid T of the same dtype.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(
+                out.as_mut_ptr() as *mut u8,
+                n * std::mem::size_of::<T>(),
+            )
+        };
+        self.read_bytes(bytes)?;
+        Ok(out)
+    }
+
+    /// The value of a one-element array.
+    pub fn item<T: Element>(&self) -> Result<T> {
+        if self.size() != 1 {
+            return Err(Error::invalid(format!(
+                "item() needs exactly one element, the array has {}",
+                self.size()
+            )));
+        }
+        Ok(self.to_vec::<T>()?[0])
+    }
+
+    /// Elements as `f64` whatever the dtype (complex: real part), for display and tests.
+    pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
+        crate::with_dtype!(self.dtype(), T => {
+            Ok(self.to_vec::<T>()?.into_iter().map(|v| f64::from_scalar(v.to_scalar())).collect())
+        })
+    }
+
+    // ---- views ----
+
+    fn map_single_view(&self, f: impl Fn(&Layout) -> Result<Layout>) -> Result<Array> {
+        let s = self.gathered_single()?;
+        let layout = f(&s.layout)?;
+        let mut a = Array::from_buffer(s.device.clone(), self.dtype(), s.buffer.clone(), layout);
+        if self.0.read_only {
+            a = a.with_read_only(true);
+        }
+        Ok(a)
+    }
+
+    /// The array on one device: itself if it is already, else gathered to its first device.
+    fn gathered_single(&self) -> Result<ShardData> {
+        if let Some(s) = self.single() {
+            return Ok(s.clone());
+        }
+        let first = self
+            .devices()
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::invalid("array has no device"))?;
+        let a = self.device_put(&Sharding::SingleDevice(first, self.memory_kind()))?;
+        a.single()
+            .cloned()
+            .ok_or_else(|| Error::invalid("gather did not give one shard"))
+    }
+
+    pub(crate) fn with_read_only(self, read_only: bool) -> Array {
+        let i = &self.0;
+        Array::from_shards(
+            &i.shape,
+            i.dtype,
+            i.sharding.clone(),
+            i.shards.clone(),
+            read_only,
+        )
+    }
+
+    /// A view with `shape` (one entry may be -1: inferred). Copies only when the strides
+    /// cannot express the new shape (as NumPy); a sharded array is gathered first.
+    pub fn reshape(&self, shape: &[isize]) -> Result<Array> {
+        let shape = infer_shape(shape, self.size())?;
+        let s = self.gathered_single()?;
+        match s.layout.reshape(&shape)? {
+            Some(l) => self.map_single_view(|_| Ok(l.clone())),
+            None => {
+                let buffer = s.device.backend().copy(
+                    s.tensor(self.dtype()),
+                    s.device.index(),
+                    s.memory_kind(),
+                )?;
+                Ok(Array::from_buffer(
+                    s.device.clone(),
+                    self.dtype(),
+                    buffer,
+                    Layout::contiguous(&shape),
+                ))
+            }
+        }
+    }
+
+    /// Axes permuted (`perm[k]` is the old axis that becomes axis `k`); no copy, and a
+    /// sharded array keeps its shards (the sharding's spec is permuted with them).
+    pub fn permute(&self, perm: &[usize]) -> Result<Array> {
+        // Validates perm.
+        Layout::contiguous(self.shape()).permute(perm)?;
+        let shards = self
+            .0
+            .shards
+            .iter()
+            .map(|s| {
+                Ok(ShardData {
+                    device: s.device.clone(),
+                    index: perm.iter().map(|&p| s.index[p].clone()).collect(),
+                    buffer: s.buffer.clone(),
+                    layout: s.layout.permute(perm)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let shape: Vec<usize> = perm.iter().map(|&p| self.shape()[p]).collect();
+        Ok(Array::from_shards(
+            &shape,
+            self.dtype(),
+            self.sharding().permuted(perm),
+            shards,
+            self.0.read_only,
+        ))
+    }
+
+    /// Axes reversed (the matrix transpose for 2-D).
+    pub fn t(&self) -> Result<Array> {
+        let perm: Vec<usize> = (0..self.ndim()).rev().collect();
+        self.permute(&perm)
+    }
+
+    /// A basic slice (`start:stop:step` per axis, missing axes whole); no copy on one device.
+    pub fn slice(&self, slices: &[Slice]) -> Result<Array> {
+        self.map_single_view(|l| l.slice(slices))
+    }
+
+    /// The sub-array at `index` along `axis` (that axis removed); no copy on one device.
+    pub fn index_axis(&self, axis: isize, index: usize) -> Result<Array> {
+        let axis = normalize_axis(axis, self.ndim())?;
+        let n = self.shape()[axis];
+        if index >= n {
+            return Err(Error::IndexOutOfRange {
+                what: "index",
+                index: index as i64,
+                size: n,
+            });
+        }
+        self.map_single_view(|l| Ok(l.select(axis, index)))
+    }
+
+    /// A broadcast view with `shape` (size-1 and missing leading axes repeat, stride 0).
+    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Array> {
+        self.map_single_view(|l| l.broadcast_to(shape))
+    }
+}
+
+/// Resolves one `-1` in a reshape target.
+fn infer_shape(shape: &[isize], size: usize) -> Result<Vec<usize>> {
+    let unknown: Vec<usize> = (0..shape.len()).filter(|&k| shape[k] == -1).collect();
+    if unknown.len() > 1 || shape.iter().any(|&d| d < -1) {
+        return Err(Error::invalid(format!("invalid reshape target {shape:?}")));
+    }
+    let known: Vec<usize> = shape.iter().map(|&d| d.max(1) as usize).collect();
+    let prod = checked_size(&known)?;
+    let mut out: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
+    if let Some(&k) = unknown.first() {
+        if prod == 0 || size % prod != 0 {
+            return Err(Error::ShapeMismatch {
+                op: "reshape",
+                lhs: vec![size],
+                rhs: out,
+            });
+        }
+        out[k] = size / prod;
+    }
+    Ok(out)
+}
+
+/// A value for `full`: any element type, or a [`Scalar`].
+pub struct ScalarValue(pub Scalar);
+impl<T: Element> From<T> for ScalarValue {
+    fn from(v: T) -> Self {
+        ScalarValue(v.to_scalar())
+    }
+}
+
+impl fmt::Debug for Array {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Array(shape={:?}, dtype={}, sharding={:?})",
+            self.shape(),
+            self.dtype(),
+            self.sharding()
+        )
+    }
+}
+
+impl fmt::Display for Array {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const MAX: usize = 64;
+        if self.size() > MAX {
+            return write!(f, "{self:?}");
+        }
+        match self.to_f64_vec() {
+            Ok(v) => write!(f, "{v:?} {:?} {}", self.shape(), self.dtype()),
+            Err(e) => write!(f, "{self:?} <unreadable: {e}>"),
+        }
+    }
+}

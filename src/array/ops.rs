@@ -1,0 +1,463 @@
+//! The op front end: checks shapes and dtypes, promotes, broadcasts, places operands on the
+//! devices of the output's shards, and runs the backend kernels shard by shard (in parallel
+//! when there are several shards and enough work).
+
+use super::layout::{Layout, broadcast_shapes, normalize_axis};
+use super::sharding::{PartitionSpec, Sharding};
+use super::{Array, ShardData};
+use crate::backends::{BinaryOp, Device, MemoryKind, ReduceOp, TensorRef, UnaryOp};
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+use std::ops::Range;
+
+/// Which axes a reduction runs over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Axes {
+    All,
+    These(Vec<isize>),
+}
+impl From<isize> for Axes {
+    fn from(a: isize) -> Self {
+        Axes::These(vec![a])
+    }
+}
+impl From<&[isize]> for Axes {
+    fn from(a: &[isize]) -> Self {
+        Axes::These(a.to_vec())
+    }
+}
+impl<const N: usize> From<[isize; N]> for Axes {
+    fn from(a: [isize; N]) -> Self {
+        Axes::These(a.to_vec())
+    }
+}
+impl From<Vec<isize>> for Axes {
+    fn from(a: Vec<isize>) -> Self {
+        Axes::These(a)
+    }
+}
+
+/// Where one output shard is computed.
+struct Target {
+    device: Device,
+    kind: MemoryKind,
+    index: Vec<Range<usize>>,
+}
+
+/// Shards with at least this many elements in total run on one thread each.
+const SHARD_PAR_MIN: usize = 1 << 15;
+
+/// Runs `f` for every target, in parallel when worthwhile.
+fn run_targets(
+    targets: &[Target],
+    total: usize,
+    f: impl Fn(&Target) -> Result<ShardData> + Sync,
+) -> Result<Vec<ShardData>> {
+    if targets.len() <= 1 || total < SHARD_PAR_MIN {
+        return targets.iter().map(&f).collect();
+    }
+    std::thread::scope(|scope| {
+        let (last, rest) = targets.split_last().expect("targets.len() > 1");
+        let handles: Vec<_> = rest.iter().map(|t| scope.spawn(|| f(t))).collect();
+        let mine = f(last);
+        let mut out = Vec::with_capacity(targets.len());
+        for h in handles {
+            out.push(
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::invalid("a shard's computation panicked")))?,
+            );
+        }
+        out.push(mine?);
+        Ok(out)
+    })
+}
+
+fn targets_of(a: &Array) -> Vec<Target> {
+    a.shard_data()
+        .iter()
+        .map(|s| Target {
+            device: s.device.clone(),
+            kind: s.memory_kind(),
+            index: s.index.clone(),
+        })
+        .collect()
+}
+
+/// `region` of an output of `out_ndim` axes, as seen by an operand of `shape` broadcast to it.
+fn broadcast_region(region: &[Range<usize>], shape: &[usize]) -> Vec<Range<usize>> {
+    let lead = region.len() - shape.len();
+    shape
+        .iter()
+        .enumerate()
+        .map(|(k, &d)| {
+            let r = &region[lead + k];
+            if d == 1 && r.len() != 1 {
+                0..1
+            } else {
+                r.clone()
+            }
+        })
+        .collect()
+}
+
+fn shard_out(t: &Target, buffer: std::sync::Arc<dyn crate::backends::DeviceBuffer>) -> ShardData {
+    let shape: Vec<usize> = t.index.iter().map(|r| r.len()).collect();
+    ShardData {
+        device: t.device.clone(),
+        index: t.index.clone(),
+        buffer,
+        layout: Layout::contiguous(&shape),
+    }
+}
+
+impl Array {
+    /// This array converted to `dtype` (a no-op when it already has it).
+    pub fn astype(&self, dtype: DType) -> Result<Array> {
+        if dtype == self.dtype() {
+            return Ok(self.clone());
+        }
+        let targets = targets_of(self);
+        let shards = run_targets(&targets, self.size(), |t| {
+            let s = self.region_on(&t.index, &t.device, t.kind)?;
+            let buf = t.device.backend().cast(s.tensor(self.dtype()), dtype)?;
+            Ok(shard_out(t, buf))
+        })?;
+        Ok(Array::from_shards(
+            self.shape(),
+            dtype,
+            self.sharding().clone(),
+            shards,
+            false,
+        ))
+    }
+
+    /// Elementwise `op(self)`.
+    pub fn unary(&self, op: UnaryOp) -> Result<Array> {
+        let (input, out) = match op {
+            UnaryOp::LogicalNot => (DType::Bool, DType::Bool),
+            UnaryOp::Abs => (self.dtype(), self.dtype().real_part()),
+            UnaryOp::Neg => (self.dtype(), self.dtype()),
+            // exp, log, ...: integers compute in float64 (NumPy's promotion).
+            _ => (self.dtype().float_dtype(), self.dtype().float_dtype()),
+        };
+        let x = if op == UnaryOp::LogicalNot && self.dtype() != DType::Bool {
+            return Err(Error::DTypeMismatch {
+                op: op.name(),
+                expected: "bool".into(),
+                got: self.dtype(),
+            });
+        } else {
+            self.astype(input)?
+        };
+        let targets = targets_of(&x);
+        let shards = run_targets(&targets, x.size(), |t| {
+            let s = x.region_on(&t.index, &t.device, t.kind)?;
+            let buf = t.device.backend().unary(op, s.tensor(input), out)?;
+            Ok(shard_out(t, buf))
+        })?;
+        Ok(Array::from_shards(
+            x.shape(),
+            out,
+            x.sharding().clone(),
+            shards,
+            false,
+        ))
+    }
+
+    /// Elementwise `op(self, other)` with NumPy broadcasting and type promotion. The output
+    /// takes the sharding of the operand with the output's shape (the left one first); the
+    /// other operand is resharded to match.
+    pub fn binary(&self, op: BinaryOp, other: &Array) -> Result<Array> {
+        let common = DType::promote(self.dtype(), other.dtype());
+        let (compute, out) = if op.is_logical() {
+            (DType::Bool, DType::Bool)
+        } else if op.is_comparison() {
+            (common, DType::Bool)
+        } else if op == BinaryOp::Div && !common.is_inexact() {
+            // True division of integers gives float64, as NumPy's `/`.
+            (DType::F64, DType::F64)
+        } else {
+            (common, common)
+        };
+        let (a, b) = (self.astype(compute)?, other.astype(compute)?);
+        let shape = broadcast_shapes(op.name(), a.shape(), b.shape())?;
+        let (sharding, targets) = if a.shape() == shape.as_slice() {
+            (a.sharding().clone(), targets_of(&a))
+        } else if b.shape() == shape.as_slice() && !b.is_single_device() {
+            (b.sharding().clone(), targets_of(&b))
+        } else {
+            let s = a
+                .shard_data()
+                .first()
+                .ok_or_else(|| Error::invalid("array has no shard"))?;
+            let t = Target {
+                device: s.device.clone(),
+                kind: s.memory_kind(),
+                index: shape.iter().map(|&n| 0..n).collect(),
+            };
+            (Sharding::SingleDevice(t.device.clone(), t.kind), vec![t])
+        };
+        let total: usize = shape.iter().product();
+        let shards = run_targets(&targets, total, |t| {
+            let sub: Vec<usize> = t.index.iter().map(|r| r.len()).collect();
+            let pa = a.region_on(&broadcast_region(&t.index, a.shape()), &t.device, t.kind)?;
+            let pb = b.region_on(&broadcast_region(&t.index, b.shape()), &t.device, t.kind)?;
+            let (la, lb) = (pa.layout.broadcast_to(&sub)?, pb.layout.broadcast_to(&sub)?);
+            let ta = TensorRef {
+                buffer: &*pa.buffer,
+                layout: &la,
+                dtype: compute,
+            };
+            let tb = TensorRef {
+                buffer: &*pb.buffer,
+                layout: &lb,
+                dtype: compute,
+            };
+            let buf = t.device.backend().binary(op, ta, tb, out)?;
+            Ok(shard_out(t, buf))
+        })?;
+        Ok(Array::from_shards(&shape, out, sharding, shards, false))
+    }
+
+    /// Reduces over `axes`; `keepdims` keeps them as size-1 axes. Runs shard by shard when no
+    /// reduced axis is split, else on the array gathered to its first device.
+    pub fn reduce(&self, op: ReduceOp, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
+        let nd = self.ndim();
+        let mut axes: Vec<usize> = match axes.into() {
+            Axes::All => (0..nd).collect(),
+            Axes::These(v) => v
+                .iter()
+                .map(|&a| normalize_axis(a, nd))
+                .collect::<Result<_>>()?,
+        };
+        axes.sort_unstable();
+        if axes.windows(2).any(|w| w[0] == w[1]) {
+            return Err(Error::invalid(format!("duplicate axis in {axes:?}")));
+        }
+        let extent: usize = axes.iter().map(|&a| self.shape()[a]).product();
+        if extent == 0 && op != ReduceOp::Sum {
+            return Err(Error::invalid(format!(
+                "zero-size array to reduction operation {op} which has no identity"
+            )));
+        }
+        let x = match op {
+            ReduceOp::Sum => self.astype(self.dtype().sum_dtype())?,
+            _ => self.clone(),
+        };
+        let split = x
+            .shard_data()
+            .iter()
+            .any(|s| axes.iter().any(|&a| s.index[a].len() != x.shape()[a]));
+        let x = if split {
+            let s = &x.shard_data()[0];
+            x.device_put(&Sharding::SingleDevice(s.device.clone(), s.memory_kind()))?
+        } else {
+            x
+        };
+        let keep = |k: usize| !axes.contains(&k);
+        let out_shape: Vec<usize> = (0..nd)
+            .filter_map(|k| {
+                if keep(k) {
+                    Some(x.shape()[k])
+                } else if keepdims {
+                    Some(1)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        let targets: Vec<Target> = x
+            .shard_data()
+            .iter()
+            .map(|s| Target {
+                device: s.device.clone(),
+                kind: s.memory_kind(),
+                index: (0..nd)
+                    .filter_map(|k| {
+                        if keep(k) {
+                            Some(s.index[k].clone())
+                        } else if keepdims {
+                            Some(0..1)
+                        } else {
+                            None
+                        }
+                    })
+                    .collect(),
+            })
+            .collect();
+        let shards = run_targets(&targets, x.size(), |t| {
+            let s = x
+                .shard_data()
+                .iter()
+                .find(|s| s.device == t.device)
+                .ok_or_else(|| Error::invalid("reduction lost a shard"))?;
+            let buf = t.device.backend().reduce(op, s.tensor(x.dtype()), &axes)?;
+            Ok(shard_out(t, buf))
+        })?;
+        let sharding = match (x.sharding(), keepdims) {
+            (Sharding::Named(m, spec), true) => Sharding::Named(
+                m.clone(),
+                PartitionSpec(
+                    (0..nd)
+                        .map(|k| {
+                            if keep(k) {
+                                spec.get(k).map(str::to_string)
+                            } else {
+                                None
+                            }
+                        })
+                        .collect(),
+                ),
+            ),
+            (s, false) => s.without_axes(&axes),
+            (s, true) => s.clone(),
+        };
+        Ok(Array::from_shards(
+            &out_shape,
+            x.dtype(),
+            sharding,
+            shards,
+            false,
+        ))
+    }
+
+    pub fn sum(&self, axes: impl Into<Axes>) -> Result<Array> {
+        self.reduce(ReduceOp::Sum, axes, false)
+    }
+    pub fn max(&self, axes: impl Into<Axes>) -> Result<Array> {
+        self.reduce(ReduceOp::Max, axes, false)
+    }
+    pub fn min(&self, axes: impl Into<Axes>) -> Result<Array> {
+        self.reduce(ReduceOp::Min, axes, false)
+    }
+
+    /// Arithmetic mean over `axes` (integers average in float64).
+    pub fn mean(&self, axes: impl Into<Axes>) -> Result<Array> {
+        let axes = axes.into();
+        let nd = self.ndim() as isize;
+        let count: usize = match &axes {
+            Axes::All => self.size(),
+            Axes::These(v) => v
+                .iter()
+                .map(|&a| normalize_axis(a, nd as usize).map(|a| self.shape()[a]))
+                .product::<Result<usize>>()?,
+        };
+        let total = self.astype(self.dtype().float_dtype())?.sum(axes)?;
+        let s = &total.shard_data()[0];
+        let divisor = Array::full_sharded(
+            &[],
+            Scalar::Float(count as f64),
+            total.dtype(),
+            &Sharding::SingleDevice(s.device.clone(), s.memory_kind()),
+        )?;
+        total.binary(BinaryOp::Div, &divisor)
+    }
+
+    /// Matrix product with NumPy's `matmul` rules: 1-D operands are promoted to matrices and
+    /// the added axis removed; batch axes broadcast. Computed on the left operand's first
+    /// device.
+    pub fn matmul(&self, other: &Array) -> Result<Array> {
+        let mismatch = || Error::ShapeMismatch {
+            op: "matmul",
+            lhs: self.shape().to_vec(),
+            rhs: other.shape().to_vec(),
+        };
+        if self.ndim() == 0 || other.ndim() == 0 {
+            return Err(mismatch());
+        }
+        let dtype = DType::promote(self.dtype(), other.dtype());
+        let first = self
+            .shard_data()
+            .first()
+            .ok_or_else(|| Error::invalid("array has no shard"))?;
+        let place = Sharding::SingleDevice(first.device.clone(), first.memory_kind());
+        let a = self.astype(dtype)?.device_put(&place)?;
+        let b = other.astype(dtype)?.device_put(&place)?;
+        let (a_vec, b_vec) = (a.ndim() == 1, b.ndim() == 1);
+        let a = if a_vec { a.reshape(&[1, -1])? } else { a };
+        let b = if b_vec { b.reshape(&[-1, 1])? } else { b };
+        let (sa, sb) = (a.shape(), b.shape());
+        let (m, k1) = (sa[sa.len() - 2], sa[sa.len() - 1]);
+        let (k2, n) = (sb[sb.len() - 2], sb[sb.len() - 1]);
+        if k1 != k2 {
+            return Err(mismatch());
+        }
+        let batch = broadcast_shapes("matmul", &sa[..sa.len() - 2], &sb[..sb.len() - 2])?;
+        let full = |r: usize, c: usize| {
+            let mut s = batch.to_vec();
+            s.extend([r, c]);
+            s
+        };
+        let a = a.broadcast_to(&full(m, k1))?;
+        let b = b.broadcast_to(&full(k2, n))?;
+        let (pa, pb) = (&a.shard_data()[0], &b.shard_data()[0]);
+        let buf = first
+            .device
+            .backend()
+            .matmul(pa.tensor(dtype), pb.tensor(dtype))?;
+        let mut shape = full(m, n);
+        let out = Array::from_buffer(first.device.clone(), dtype, buf, Layout::contiguous(&shape));
+        if a_vec || b_vec {
+            if b_vec {
+                shape.pop();
+            }
+            if a_vec {
+                shape.remove(shape.len() - if b_vec { 1 } else { 2 });
+            }
+            let shape: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
+            return out.reshape(&shape);
+        }
+        Ok(out)
+    }
+}
+
+macro_rules! named_ops {
+    (unary: $($u:ident => $uo:ident),*; binary: $($b:ident => $bo:ident),*) => {
+        impl Array {
+            $(
+                #[doc = concat!("Elementwise `", stringify!($u), "`.")]
+                pub fn $u(&self) -> Result<Array> { self.unary(UnaryOp::$uo) }
+            )*
+            $(
+                #[doc = concat!("Elementwise `", stringify!($b), "` with broadcasting.")]
+                pub fn $b(&self, other: &Array) -> Result<Array> { self.binary(BinaryOp::$bo, other) }
+            )*
+        }
+    };
+}
+named_ops!(
+    unary: neg => Neg, abs => Abs, exp => Exp, log => Log, sqrt => Sqrt, sin => Sin, cos => Cos,
+        tanh => Tanh, logical_not => LogicalNot;
+    binary: add => Add, sub => Sub, mul => Mul, div => Div, maximum => Maximum,
+        minimum => Minimum, pow => Pow, equal => Eq, not_equal => Ne, less => Lt,
+        less_equal => Le, greater => Gt, greater_equal => Ge, logical_and => LogicalAnd,
+        logical_or => LogicalOr, logical_xor => LogicalXor
+);
+
+macro_rules! operators {
+    ($($tr:ident $m:ident => $op:ident),*) => {$(
+        impl std::ops::$tr<&Array> for &Array {
+            type Output = Result<Array>;
+            fn $m(self, rhs: &Array) -> Result<Array> { self.binary(BinaryOp::$op, rhs) }
+        }
+        impl std::ops::$tr<Array> for Array {
+            type Output = Result<Array>;
+            fn $m(self, rhs: Array) -> Result<Array> { self.binary(BinaryOp::$op, &rhs) }
+        }
+    )*};
+}
+operators!(Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div,
+    BitAnd bitand => LogicalAnd, BitOr bitor => LogicalOr, BitXor bitxor => LogicalXor);
+
+impl std::ops::Neg for &Array {
+    type Output = Result<Array>;
+    fn neg(self) -> Result<Array> {
+        self.unary(UnaryOp::Neg)
+    }
+}
+impl std::ops::Not for &Array {
+    type Output = Result<Array>;
+    fn not(self) -> Result<Array> {
+        self.unary(UnaryOp::LogicalNot)
+    }
+}

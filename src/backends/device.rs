@@ -1,0 +1,135 @@
+//! [`Device`]: one device of one backend, and the [`MemoryKind`]s it offers.
+
+use super::Backend;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// Where on a device a buffer lives (JAX's memory kinds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MemoryKind {
+    /// The device's own memory (HBM on a TPU or GPU; plain RAM on a CPU).
+    Device,
+    /// Page-locked host memory the device can DMA from.
+    PinnedHost,
+    /// Ordinary host memory.
+    UnpinnedHost,
+}
+
+impl MemoryKind {
+    pub const fn name(self) -> &'static str {
+        match self {
+            MemoryKind::Device => "device",
+            MemoryKind::PinnedHost => "pinned_host",
+            MemoryKind::UnpinnedHost => "unpinned_host",
+        }
+    }
+    pub fn from_name(name: &str) -> Option<MemoryKind> {
+        [
+            MemoryKind::Device,
+            MemoryKind::PinnedHost,
+            MemoryKind::UnpinnedHost,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
+    }
+    /// Whether the host can address this memory directly.
+    pub const fn is_host(self) -> bool {
+        matches!(self, MemoryKind::PinnedHost | MemoryKind::UnpinnedHost)
+    }
+}
+
+impl fmt::Display for MemoryKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a backend says about one of its devices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceDesc {
+    pub index: usize,
+    /// The runtime's own id for the hardware (CUDA ordinal, ...), when it has one.
+    pub local_hardware_id: Option<i32>,
+    /// Memory kinds offered; the first is the default.
+    pub memory_kinds: Vec<MemoryKind>,
+}
+
+/// A device: cheap to clone, compared by name (`backend:index`).
+#[derive(Clone)]
+pub struct Device(Arc<DeviceInner>);
+
+struct DeviceInner {
+    backend: Arc<dyn Backend>,
+    desc: DeviceDesc,
+    name: String,
+}
+
+impl Device {
+    pub(crate) fn new(backend: Arc<dyn Backend>, desc: DeviceDesc) -> Device {
+        let name = format!("{}:{}", backend.name(), desc.index);
+        Device(Arc::new(DeviceInner {
+            backend,
+            desc,
+            name,
+        }))
+    }
+    /// `backend:index`, e.g. `cpu:0`, `tpu:3`.
+    pub fn name(&self) -> &str {
+        &self.0.name
+    }
+    pub fn index(&self) -> usize {
+        self.0.desc.index
+    }
+    pub fn backend(&self) -> &Arc<dyn Backend> {
+        &self.0.backend
+    }
+    pub fn backend_name(&self) -> &str {
+        self.0.backend.name()
+    }
+    pub fn platform(&self) -> &str {
+        self.0.backend.platform()
+    }
+    pub fn platform_version(&self) -> String {
+        self.0.backend.platform_version()
+    }
+    pub fn local_hardware_id(&self) -> Option<i32> {
+        self.0.desc.local_hardware_id
+    }
+    pub fn memory_kinds(&self) -> &[MemoryKind] {
+        &self.0.desc.memory_kinds
+    }
+    pub fn default_memory_kind(&self) -> MemoryKind {
+        self.0
+            .desc
+            .memory_kinds
+            .first()
+            .copied()
+            .unwrap_or(MemoryKind::Device)
+    }
+    pub fn supports_memory_kind(&self, kind: MemoryKind) -> bool {
+        self.0.desc.memory_kinds.contains(&kind)
+    }
+}
+
+impl PartialEq for Device {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.name == other.0.name
+    }
+}
+impl Eq for Device {}
+impl Hash for Device {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.name.hash(state)
+    }
+}
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.name)
+    }
+}
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.name)
+    }
+}

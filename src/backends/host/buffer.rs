@@ -1,0 +1,252 @@
+//! Host memory: 64-byte aligned buffers and a per-device caching pool.
+//!
+//! Freshly `malloc`ed pages fault on first touch; for the large temporaries of array code that
+//! halves throughput (ndarray's `&a + &b` pays it on every call). Like PyTorch's caching
+//! allocator, each device keeps released blocks by size class and hands them out again.
+
+use crate::backends::{DeviceBuffer, MemoryKind};
+use crate::error::{Error, Result};
+use std::alloc::{self, Layout as AllocLayout};
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::ptr::NonNull;
+use std::sync::{Arc, Mutex};
+
+/// Alignment of every host buffer: a cache line, and enough for AVX-512 loads.
+pub const HOST_ALIGN: usize = 64;
+
+/// Blocks up to this size are rounded to `HOST_ALIGN`; larger ones to 64 KiB, so repeated
+/// shapes hit the same class without wasting more than a page-run.
+const SMALL_BLOCK: usize = 1 << 16;
+
+fn size_class(bytes: usize) -> Option<usize> {
+    let step = if bytes <= SMALL_BLOCK {
+        HOST_ALIGN
+    } else {
+        SMALL_BLOCK
+    };
+    bytes.max(1).checked_next_multiple_of(step)
+}
+
+/// One device's allocator and cache for one memory kind.
+pub struct HostPool {
+    device_name: String,
+    /// Largest single allocation accepted (physical memory): larger requests fail fast with
+    /// `OutOfMemory` instead of relying on the kernel's overcommit policy.
+    max_alloc: u64,
+    /// Most bytes kept cached (not in use) at once.
+    max_cached: usize,
+    cache: Mutex<Cache>,
+}
+
+#[derive(Default)]
+struct Cache {
+    blocks: HashMap<usize, Vec<Block>>,
+    bytes: usize,
+}
+
+/// An owned, aligned heap block.
+struct Block(NonNull<u8>);
+// SAFETY: a Block is a unique owner of plain heap memory; moving it between threads is sound.
+unsafe impl Send for Block {}
+
+impl HostPool {
+    pub fn new(device_name: String, max_alloc: u64, max_cached: usize) -> Arc<HostPool> {
+        Arc::new(HostPool {
+            device_name,
+            max_alloc,
+            max_cached,
+            cache: Mutex::new(Cache::default()),
+        })
+    }
+
+    fn oom(&self, bytes: usize, reason: impl Into<String>) -> Error {
+        Error::OutOfMemory {
+            device: self.device_name.clone(),
+            bytes: bytes as u128,
+            reason: reason.into(),
+        }
+    }
+
+    /// An uninitialised buffer of `len` bytes.
+    pub fn alloc(
+        self: &Arc<Self>,
+        len: usize,
+        device: usize,
+        kind: MemoryKind,
+    ) -> Result<HostBuffer> {
+        if len as u64 > self.max_alloc {
+            return Err(self.oom(
+                len,
+                format!("larger than the {} bytes of host memory", self.max_alloc),
+            ));
+        }
+        let class = size_class(len).ok_or_else(|| self.oom(len, "size overflows"))?;
+        let cached = {
+            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            let block = cache.blocks.get_mut(&class).and_then(Vec::pop);
+            if block.is_some() {
+                cache.bytes -= class;
+            }
+            block
+        };
+        let ptr = match cached {
+            Some(Block(p)) => p,
+            None => {
+                let layout = AllocLayout::from_size_align(class, HOST_ALIGN)
+                    .map_err(|e| self.oom(len, e.to_string()))?;
+                // SAFETY: `layout` has a non-zero size (size_class never returns 0).
+                let p = unsafe { alloc::alloc(layout) };
+                NonNull::new(p).ok_or_else(|| self.oom(len, "the system allocator failed"))?
+            }
+        };
+        Ok(HostBuffer {
+            ptr,
+            len,
+            class,
+            device,
+            kind,
+            pool: self.clone(),
+        })
+    }
+
+    fn release(&self, ptr: NonNull<u8>, class: usize) {
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.bytes + class <= self.max_cached {
+            cache.bytes += class;
+            cache.blocks.entry(class).or_default().push(Block(ptr));
+            return;
+        }
+        drop(cache);
+        free_block(ptr, class);
+    }
+
+    /// Frees every cached block.
+    pub fn trim(&self) {
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        for (class, blocks) in cache.blocks.drain() {
+            for Block(p) in blocks {
+                free_block(p, class);
+            }
+        }
+        cache.bytes = 0;
+    }
+}
+
+fn free_block(ptr: NonNull<u8>, class: usize) {
+    // SAFETY: `ptr` came from `alloc::alloc` with exactly this size and alignment (the layout
+    // was valid then, so it is now) and is freed once: only its unique owner calls this.
+    unsafe {
+        alloc::dealloc(
+            ptr.as_ptr(),
+            AllocLayout::from_size_align_unchecked(class, HOST_ALIGN),
+        )
+    }
+}
+
+impl Drop for HostPool {
+    fn drop(&mut self) {
+        self.trim();
+    }
+}
+
+/// A block of host memory owned by one device.
+pub struct HostBuffer {
+    ptr: NonNull<u8>,
+    len: usize,
+    class: usize,
+    device: usize,
+    kind: MemoryKind,
+    pool: Arc<HostPool>,
+}
+
+// SAFETY: the buffer uniquely owns its heap block. Its contents are written only while a
+// kernel holds the sole reference (before the buffer is shared), and read-only afterwards.
+unsafe impl Send for HostBuffer {}
+// SAFETY: see `Send`: shared access is read-only.
+unsafe impl Sync for HostBuffer {}
+
+impl HostBuffer {
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr.as_ptr()
+    }
+}
+
+impl Drop for HostBuffer {
+    fn drop(&mut self) {
+        self.pool.release(self.ptr, self.class);
+    }
+}
+
+impl fmt::Debug for HostBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "HostBuffer({} bytes on {} {})",
+            self.len, self.pool.device_name, self.kind
+        )
+    }
+}
+
+impl DeviceBuffer for HostBuffer {
+    fn device_index(&self) -> usize {
+        self.device
+    }
+    fn memory_kind(&self) -> MemoryKind {
+        self.kind
+    }
+    fn len_bytes(&self) -> usize {
+        self.len
+    }
+    fn alignment(&self) -> usize {
+        HOST_ALIGN
+    }
+    fn host_ptr(&self) -> Option<*const u8> {
+        Some(self.ptr.as_ptr())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Physical memory of this machine in bytes (`/proc/meminfo`), or a generous default.
+pub fn physical_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(1 << 40)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_reuses_blocks_and_respects_limits() {
+        let pool = HostPool::new("test:0".into(), 1 << 30, 1 << 20);
+        let a = pool.alloc(1000, 0, MemoryKind::Device).unwrap();
+        let p = a.as_ptr();
+        assert_eq!(p as usize % HOST_ALIGN, 0);
+        drop(a);
+        let b = pool.alloc(1000, 0, MemoryKind::Device).unwrap();
+        assert_eq!(
+            b.as_ptr(),
+            p,
+            "a released block of the same class is reused"
+        );
+        let err = pool.alloc(1 << 31, 0, MemoryKind::Device).unwrap_err();
+        assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
+        let zero = pool.alloc(0, 0, MemoryKind::Device).unwrap();
+        assert_eq!(zero.len_bytes(), 0);
+    }
+}

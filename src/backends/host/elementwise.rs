@@ -1,0 +1,146 @@
+//! Elementwise kernels: which (op, dtype) pairs exist, and the per-element function of each.
+
+use super::engine::{alloc_out, map1, map2, out_ptr};
+use super::math::{Arith, Real, Transcendental, dispatch, dispatch_arith};
+use super::{HostBackend, HostBuffer, HostDevice};
+use crate::backends::{BinaryOp, TensorRef, UnaryOp};
+use crate::dtype::{DType, Element};
+use crate::error::{Error, Result};
+use num_complex::{Complex32, Complex64};
+
+fn expect_out(op: &str, got: DType, want: DType) -> Result<()> {
+    if got != want {
+        return Err(Error::DTypeMismatch {
+            op: "kernel output",
+            expected: format!("{want} for {op}"),
+            got,
+        });
+    }
+    Ok(())
+}
+
+fn run1<T: Element, U: Element>(
+    be: &HostBackend,
+    dev: &HostDevice,
+    x: TensorRef<'_>,
+    f: impl Fn(T) -> U + Sync + Send,
+) -> Result<HostBuffer> {
+    let v = be.view::<T>(x)?;
+    let mut out = alloc_out::<U>(dev, v.layout.size())?;
+    map1(dev, v, out_ptr(&mut out), f);
+    Ok(out)
+}
+
+fn run2<T: Element, U: Element>(
+    be: &HostBackend,
+    dev: &HostDevice,
+    a: TensorRef<'_>,
+    b: TensorRef<'_>,
+    f: impl Fn(T, T) -> U + Sync + Send,
+) -> Result<HostBuffer> {
+    let (va, vb) = (be.view::<T>(a)?, be.view::<T>(b)?);
+    let mut out = alloc_out::<U>(dev, va.layout.size())?;
+    map2(dev, va, vb, out_ptr(&mut out), f);
+    Ok(out)
+}
+
+pub(crate) fn unary(
+    be: &HostBackend,
+    dev: &HostDevice,
+    op: UnaryOp,
+    x: TensorRef<'_>,
+    out: DType,
+) -> Result<HostBuffer> {
+    let dt = x.dtype;
+    let no = || be.unsupported(op.name(), dt);
+    let want = match (op, dt) {
+        (UnaryOp::Abs, DType::Complex64 | DType::Complex128) => dt.real_part(),
+        _ => dt,
+    };
+    expect_out(op.name(), out, want)?;
+    match op {
+        UnaryOp::Neg => {
+            dispatch_arith!(dt, T => run1(be, dev, x, <T as Arith>::neg), else Err(no()))
+        }
+        UnaryOp::Abs => match dt {
+            DType::Complex64 => run1(be, dev, x, |c: Complex32| c.norm()),
+            DType::Complex128 => run1(be, dev, x, |c: Complex64| c.norm()),
+            _ => dispatch!(dt, [I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64],
+                T => run1(be, dev, x, T::abs_), else Err(no())),
+        },
+        UnaryOp::LogicalNot => match dt {
+            DType::Bool => run1(be, dev, x, |v: bool| !v),
+            _ => Err(no()),
+        },
+        UnaryOp::Exp
+        | UnaryOp::Log
+        | UnaryOp::Sqrt
+        | UnaryOp::Sin
+        | UnaryOp::Cos
+        | UnaryOp::Tanh => {
+            dispatch!(dt, [F16, BF16, F32, F64, Complex64, Complex128], T => {
+                let f: fn(T) -> T = match op {
+                    UnaryOp::Exp => T::exp_,
+                    UnaryOp::Log => T::ln_,
+                    UnaryOp::Sqrt => T::sqrt_,
+                    UnaryOp::Sin => T::sin_,
+                    UnaryOp::Cos => T::cos_,
+                    _ => T::tanh_,
+                };
+                run1(be, dev, x, f)
+            }, else Err(no()))
+        }
+    }
+}
+
+pub(crate) fn binary(
+    be: &HostBackend,
+    dev: &HostDevice,
+    op: BinaryOp,
+    a: TensorRef<'_>,
+    b: TensorRef<'_>,
+    out: DType,
+) -> Result<HostBuffer> {
+    use BinaryOp::*;
+    let dt = a.dtype;
+    let no = || be.unsupported(op.name(), dt);
+    let want = if op.is_comparison() { DType::Bool } else { dt };
+    expect_out(op.name(), out, want)?;
+    match op {
+        // Separate arms (not a table of fn pointers) so each loop inlines its operation and
+        // vectorises.
+        Add => dispatch_arith!(dt, T => run2(be, dev, a, b, <T as Arith>::add), else Err(no())),
+        Sub => dispatch_arith!(dt, T => run2(be, dev, a, b, <T as Arith>::sub), else Err(no())),
+        Mul => dispatch_arith!(dt, T => run2(be, dev, a, b, <T as Arith>::mul), else Err(no())),
+        Div => dispatch_arith!(dt, T => run2(be, dev, a, b, <T as Arith>::div), else Err(no())),
+        Pow => dispatch_arith!(dt, T => run2(be, dev, a, b, <T as Arith>::pow), else Err(no())),
+        Maximum | Minimum => {
+            dispatch!(dt, [I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64], T => {
+                if op == Maximum { run2(be, dev, a, b, T::max_) } else { run2(be, dev, a, b, T::min_) }
+            }, else match dt {
+                DType::Bool if op == Maximum => run2(be, dev, a, b, |p: bool, q: bool| p | q),
+                DType::Bool => run2(be, dev, a, b, |p: bool, q: bool| p & q),
+                _ => Err(no()),
+            })
+        }
+        Eq | Ne => crate::with_dtype!(dt, T => {
+            if op == Eq { run2(be, dev, a, b, |p: T, q: T| p == q) }
+            else { run2(be, dev, a, b, |p: T, q: T| p != q) }
+        }),
+        Lt | Le | Gt | Ge => dispatch!(dt,
+            [Bool, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64], T => match op {
+                Lt => run2(be, dev, a, b, |p: T, q: T| p < q),
+                Le => run2(be, dev, a, b, |p: T, q: T| p <= q),
+                Gt => run2(be, dev, a, b, |p: T, q: T| p > q),
+                _ => run2(be, dev, a, b, |p: T, q: T| p >= q),
+            }, else Err(no())),
+        LogicalAnd | LogicalOr | LogicalXor => match dt {
+            DType::Bool => match op {
+                LogicalAnd => run2(be, dev, a, b, |p: bool, q: bool| p & q),
+                LogicalOr => run2(be, dev, a, b, |p: bool, q: bool| p | q),
+                _ => run2(be, dev, a, b, |p: bool, q: bool| p ^ q),
+            },
+            _ => Err(no()),
+        },
+    }
+}

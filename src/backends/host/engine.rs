@@ -1,0 +1,194 @@
+//! The loops every host kernel shares: splitting work over a device's threads and walking
+//! strided operands in long inner runs.
+
+use super::view::View;
+use super::{HostBuffer, HostDevice};
+use crate::array::layout::{coalesce, contiguous_strides, for_each_run};
+use crate::dtype::Element;
+use std::mem::MaybeUninit;
+use std::ops::Range;
+
+/// Below this many elements a kernel runs on the calling thread: dispatching to a pool costs
+/// more than the work.
+pub(crate) const PAR_MIN: usize = 1 << 15;
+
+/// A raw pointer that may cross threads; the code that shares it guarantees disjoint writes.
+#[derive(Clone, Copy)]
+pub(crate) struct SendPtr<T>(pub *mut T);
+
+impl<T> SendPtr<T> {
+    /// The pointer. A method (not `.0`) so closures capture the whole `Send` wrapper.
+    #[inline(always)]
+    pub fn ptr(self) -> *mut T {
+        self.0
+    }
+}
+// SAFETY: users only write disjoint index ranges through it (see `par_ranges`).
+unsafe impl<T> Send for SendPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for SendPtr<T> {}
+
+/// Runs `f` over disjoint ranges covering `0..n`, in parallel on `dev`'s threads when large.
+pub(crate) fn par_ranges(dev: &HostDevice, n: usize, f: impl Fn(Range<usize>) + Sync + Send) {
+    let threads = dev.threads();
+    if n < PAR_MIN || threads <= 1 {
+        f(0..n);
+        return;
+    }
+    // A few chunks per thread balance load; multiples of 64 keep chunks cache-line aligned.
+    let chunk = (n / (threads * 4)).max(PAR_MIN / 2).next_multiple_of(64);
+    let chunks = n.div_ceil(chunk);
+    dev.install(|| {
+        use rayon::prelude::*;
+        (0..chunks)
+            .into_par_iter()
+            .for_each(|c| f(c * chunk..((c + 1) * chunk).min(n)));
+    });
+}
+
+/// The output slice `r` of a buffer being filled by a kernel.
+///
+/// # Safety
+/// `out` must point to at least `r.end` elements that no one else reads or writes meanwhile.
+pub(crate) unsafe fn out_slice<'a, U>(
+    out: SendPtr<MaybeUninit<U>>,
+    r: &Range<usize>,
+) -> &'a mut [MaybeUninit<U>] {
+    // SAFETY: guaranteed by the caller.
+    unsafe { std::slice::from_raw_parts_mut(out.ptr().add(r.start), r.len()) }
+}
+
+/// Allocates the output of an elementwise kernel: `n` elements of `U` on `dev`.
+pub(crate) fn alloc_out<U: Element>(
+    dev: &HostDevice,
+    n: usize,
+) -> crate::error::Result<HostBuffer> {
+    dev.alloc(n * std::mem::size_of::<U>(), dev.default_kind())
+}
+
+/// The start of a kernel's output buffer, typed.
+pub(crate) fn out_ptr<U>(buf: &mut HostBuffer) -> SendPtr<MaybeUninit<U>> {
+    SendPtr(buf.as_mut_ptr() as *mut MaybeUninit<U>)
+}
+
+/// `out[i] = f(x[i])` over the row-major elements of `x`; `out` must hold `x.layout.size()`
+/// elements that nothing else touches meanwhile.
+pub(crate) fn map1<T: Element, U: Element>(
+    dev: &HostDevice,
+    x: View<'_, T>,
+    out: SendPtr<MaybeUninit<U>>,
+    f: impl Fn(T) -> U + Sync + Send,
+) {
+    let n = x.layout.size();
+    let o = out;
+    if let Some(xs) = x.as_slice() {
+        par_ranges(dev, n, |r| {
+            // SAFETY: `out` holds n elements; ranges are disjoint.
+            let os = unsafe { out_slice(o, &r) };
+            for (o, &v) in os.iter_mut().zip(&xs[r]) {
+                o.write(f(v));
+            }
+        });
+        return;
+    }
+    let shape = x.layout.shape();
+    let os = contiguous_strides(shape);
+    let (cshape, [xs, ost]) = coalesce(shape, [x.layout.strides(), &os]);
+    par_ranges(dev, n, |r| {
+        for_each_run(
+            &cshape,
+            [&xs, &ost],
+            [x.layout.offset() as isize, 0],
+            r,
+            |[xo, oo], len, [xi, _]| {
+                // SAFETY: output offsets of a row-major walk are oo..oo+len, inside `out`.
+                let os = unsafe { out_slice(o, &(oo as usize..oo as usize + len)) };
+                for (j, o) in os.iter_mut().enumerate() {
+                    o.write(f(x.at(xo + j as isize * xi)));
+                }
+            },
+        );
+    });
+}
+
+/// `out[i] = f(a[i], b[i])` over two views of one shape (same contract on `out` as `map1`).
+pub(crate) fn map2<T: Element, U: Element>(
+    dev: &HostDevice,
+    a: View<'_, T>,
+    b: View<'_, T>,
+    out: SendPtr<MaybeUninit<U>>,
+    f: impl Fn(T, T) -> U + Sync + Send,
+) {
+    let n = a.layout.size();
+    let o = out;
+    if let (Some(xa), Some(xb)) = (a.as_slice(), b.as_slice()) {
+        par_ranges(dev, n, |r| {
+            // SAFETY: `out` holds n elements; ranges are disjoint.
+            let os = unsafe { out_slice(o, &r) };
+            for ((o, &p), &q) in os.iter_mut().zip(&xa[r.clone()]).zip(&xb[r]) {
+                o.write(f(p, q));
+            }
+        });
+        return;
+    }
+    let shape = a.layout.shape();
+    let os = contiguous_strides(shape);
+    let (cshape, [sa, sb, so]) = coalesce(shape, [a.layout.strides(), b.layout.strides(), &os]);
+    let base = [a.layout.offset() as isize, b.layout.offset() as isize, 0];
+    par_ranges(dev, n, |r| {
+        for_each_run(
+            &cshape,
+            [&sa, &sb, &so],
+            base,
+            r,
+            |[ao, bo, oo], len, [ai, bi, _]| {
+                // SAFETY: output offsets of a row-major walk are oo..oo+len, inside `out`.
+                let os = unsafe { out_slice(o, &(oo as usize..oo as usize + len)) };
+                match (ai, bi) {
+                    // Broadcasting a scalar-like operand: keep it in a register.
+                    (1, 0) => {
+                        let q = b.at(bo);
+                        for (j, o) in os.iter_mut().enumerate() {
+                            o.write(f(a.at(ao + j as isize), q));
+                        }
+                    }
+                    (0, 1) => {
+                        let p = a.at(ao);
+                        for (j, o) in os.iter_mut().enumerate() {
+                            o.write(f(p, b.at(bo + j as isize)));
+                        }
+                    }
+                    _ => {
+                        for (j, o) in os.iter_mut().enumerate() {
+                            let j = j as isize;
+                            o.write(f(a.at(ao + j * ai), b.at(bo + j * bi)));
+                        }
+                    }
+                }
+            },
+        );
+    });
+}
+
+/// Fills `len` elements of `buf` with `value`.
+pub(crate) fn fill<T: Element>(dev: &HostDevice, buf: &mut HostBuffer, len: usize, value: T) {
+    let o = SendPtr(buf.as_mut_ptr() as *mut MaybeUninit<T>);
+    par_ranges(dev, len, |r| {
+        // SAFETY: the buffer holds `len` elements; ranges are disjoint.
+        for s in unsafe { out_slice(o, &r) } {
+            s.write(value);
+        }
+    });
+}
+
+/// `memcpy` of `len` bytes split over the device's threads.
+pub(crate) fn par_memcpy(dev: &HostDevice, src: *const u8, dst: *mut u8, len: usize) {
+    let (s, d) = (SendPtr(src as *mut u8), SendPtr(dst));
+    par_ranges(dev, len, |r| {
+        // SAFETY: callers pass `len` readable bytes at `src` and `len` writable bytes at `dst`
+        // that do not overlap; ranges are disjoint.
+        unsafe {
+            std::ptr::copy_nonoverlapping(s.ptr().add(r.start), d.ptr().add(r.start), r.len())
+        }
+    });
+}

@@ -1,0 +1,232 @@
+//! Per-element arithmetic for every dtype, as traits the kernels are generic over.
+//! Integers wrap (as NumPy's do); half floats compute in f32; max/min propagate NaN.
+
+use crate::dtype::Element;
+use half::{bf16, f16};
+use num_complex::{Complex32, Complex64};
+
+/// Arithmetic: every dtype except bool.
+pub(crate) trait Arith: Element {
+    fn add(self, o: Self) -> Self;
+    fn sub(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    fn div(self, o: Self) -> Self;
+    fn pow(self, o: Self) -> Self;
+    fn neg(self) -> Self;
+    const ZERO: Self;
+}
+
+/// Ordered numbers (integers and floats): max, min, abs.
+pub(crate) trait Real: Arith + PartialOrd {
+    fn max_(self, o: Self) -> Self;
+    fn min_(self, o: Self) -> Self;
+    fn abs_(self) -> Self;
+    /// Identities of max and min reductions.
+    const LOWEST: Self;
+    const HIGHEST: Self;
+}
+
+/// Floats and complex numbers: the transcendental functions.
+pub(crate) trait Transcendental: Arith {
+    fn exp_(self) -> Self;
+    fn ln_(self) -> Self;
+    fn sqrt_(self) -> Self;
+    fn sin_(self) -> Self;
+    fn cos_(self) -> Self;
+    fn tanh_(self) -> Self;
+}
+
+macro_rules! int_math {
+    ($($t:ty: $abs:expr),*) => {$(
+        impl Arith for $t {
+            #[inline(always)] fn add(self, o: Self) -> Self { self.wrapping_add(o) }
+            #[inline(always)] fn sub(self, o: Self) -> Self { self.wrapping_sub(o) }
+            #[inline(always)] fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
+            /// Truncating division; division by zero gives 0 (NumPy warns and gives 0).
+            #[inline(always)] fn div(self, o: Self) -> Self {
+                if o == 0 { 0 } else { self.wrapping_div(o) }
+            }
+            #[inline(always)] fn pow(self, o: Self) -> Self {
+                #[allow(unused_comparisons)]
+                if o < 0 {
+                    // Integer powers with negative exponents: 1/x^n truncated (C semantics).
+                    #[allow(unused_comparisons)]
+                    return match self { 1 => 1, x if x == (0 as $t).wrapping_sub(1) && x < 0 => {
+                        if o % 2 == 0 { 1 } else { x }
+                    } _ => 0 };
+                }
+                self.wrapping_pow(o.try_into().unwrap_or(u32::MAX))
+            }
+            #[inline(always)] fn neg(self) -> Self { self.wrapping_neg() }
+            const ZERO: Self = 0;
+        }
+        impl Real for $t {
+            #[inline(always)] fn max_(self, o: Self) -> Self { Ord::max(self, o) }
+            #[inline(always)] fn min_(self, o: Self) -> Self { Ord::min(self, o) }
+            #[inline(always)] fn abs_(self) -> Self { $abs(self) }
+            const LOWEST: Self = <$t>::MIN;
+            const HIGHEST: Self = <$t>::MAX;
+        }
+    )*};
+}
+int_math!(
+    i8: i8::wrapping_abs, i16: i16::wrapping_abs, i32: i32::wrapping_abs, i64: i64::wrapping_abs,
+    u8: |x| x, u16: |x| x, u32: |x| x, u64: |x| x
+);
+
+macro_rules! float_math {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            #[inline(always)] fn add(self, o: Self) -> Self { self + o }
+            #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
+            #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
+            #[inline(always)] fn div(self, o: Self) -> Self { self / o }
+            #[inline(always)] fn pow(self, o: Self) -> Self { self.powf(o) }
+            #[inline(always)] fn neg(self) -> Self { -self }
+            const ZERO: Self = 0.0;
+        }
+        impl Real for $t {
+            #[inline(always)] fn max_(self, o: Self) -> Self { if self > o || self.is_nan() { self } else { o } }
+            #[inline(always)] fn min_(self, o: Self) -> Self { if self < o || self.is_nan() { self } else { o } }
+            #[inline(always)] fn abs_(self) -> Self { self.abs() }
+            const LOWEST: Self = <$t>::NEG_INFINITY;
+            const HIGHEST: Self = <$t>::INFINITY;
+        }
+        impl Transcendental for $t {
+            #[inline(always)] fn exp_(self) -> Self { self.exp() }
+            #[inline(always)] fn ln_(self) -> Self { self.ln() }
+            #[inline(always)] fn sqrt_(self) -> Self { self.sqrt() }
+            #[inline(always)] fn sin_(self) -> Self { self.sin() }
+            #[inline(always)] fn cos_(self) -> Self { self.cos() }
+            #[inline(always)] fn tanh_(self) -> Self { self.tanh() }
+        }
+    )*};
+}
+float_math!(f32, f64);
+
+macro_rules! half_math {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            #[inline(always)] fn add(self, o: Self) -> Self { <$t>::from_f32(self.to_f32() + o.to_f32()) }
+            #[inline(always)] fn sub(self, o: Self) -> Self { <$t>::from_f32(self.to_f32() - o.to_f32()) }
+            #[inline(always)] fn mul(self, o: Self) -> Self { <$t>::from_f32(self.to_f32() * o.to_f32()) }
+            #[inline(always)] fn div(self, o: Self) -> Self { <$t>::from_f32(self.to_f32() / o.to_f32()) }
+            #[inline(always)] fn pow(self, o: Self) -> Self { <$t>::from_f32(self.to_f32().powf(o.to_f32())) }
+            #[inline(always)] fn neg(self) -> Self { -self }
+            const ZERO: Self = <$t>::ZERO;
+        }
+        impl Real for $t {
+            #[inline(always)] fn max_(self, o: Self) -> Self { if self > o || self.is_nan() { self } else { o } }
+            #[inline(always)] fn min_(self, o: Self) -> Self { if self < o || self.is_nan() { self } else { o } }
+            #[inline(always)] fn abs_(self) -> Self { <$t>::from_bits(self.to_bits() & 0x7fff) }
+            const LOWEST: Self = <$t>::NEG_INFINITY;
+            const HIGHEST: Self = <$t>::INFINITY;
+        }
+        impl Transcendental for $t {
+            #[inline(always)] fn exp_(self) -> Self { <$t>::from_f32(self.to_f32().exp()) }
+            #[inline(always)] fn ln_(self) -> Self { <$t>::from_f32(self.to_f32().ln()) }
+            #[inline(always)] fn sqrt_(self) -> Self { <$t>::from_f32(self.to_f32().sqrt()) }
+            #[inline(always)] fn sin_(self) -> Self { <$t>::from_f32(self.to_f32().sin()) }
+            #[inline(always)] fn cos_(self) -> Self { <$t>::from_f32(self.to_f32().cos()) }
+            #[inline(always)] fn tanh_(self) -> Self { <$t>::from_f32(self.to_f32().tanh()) }
+        }
+    )*};
+}
+half_math!(f16, bf16);
+
+macro_rules! complex_math {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            #[inline(always)] fn add(self, o: Self) -> Self { self + o }
+            #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
+            #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
+            #[inline(always)] fn div(self, o: Self) -> Self { self / o }
+            #[inline(always)] fn pow(self, o: Self) -> Self { self.powc(o) }
+            #[inline(always)] fn neg(self) -> Self { -self }
+            const ZERO: Self = <$t>::new(0.0, 0.0);
+        }
+        impl Transcendental for $t {
+            #[inline(always)] fn exp_(self) -> Self { self.exp() }
+            #[inline(always)] fn ln_(self) -> Self { self.ln() }
+            #[inline(always)] fn sqrt_(self) -> Self { self.sqrt() }
+            #[inline(always)] fn sin_(self) -> Self { self.sin() }
+            #[inline(always)] fn cos_(self) -> Self { self.cos() }
+            #[inline(always)] fn tanh_(self) -> Self { self.tanh() }
+        }
+    )*};
+}
+complex_math!(Complex32, Complex64);
+
+/// Dispatches `$dtype` over a set of dtypes, binding `$t` to the element type; any other
+/// dtype evaluates `$else`.
+macro_rules! dispatch {
+    ($dtype:expr, [$($d:ident),*], $t:ident => $body:expr, else $else:expr) => {{
+        #[allow(unused_imports)]
+        use half::{bf16 as BF16, f16 as F16};
+        #[allow(unused_imports)]
+        use num_complex::{Complex32 as Complex64, Complex64 as Complex128};
+        #[allow(non_camel_case_types, unused)]
+        type I8 = i8;
+        #[allow(non_camel_case_types, unused)]
+        type I16 = i16;
+        #[allow(non_camel_case_types, unused)]
+        type I32 = i32;
+        #[allow(non_camel_case_types, unused)]
+        type I64 = i64;
+        #[allow(non_camel_case_types, unused)]
+        type U8 = u8;
+        #[allow(non_camel_case_types, unused)]
+        type U16 = u16;
+        #[allow(non_camel_case_types, unused)]
+        type U32 = u32;
+        #[allow(non_camel_case_types, unused)]
+        type U64 = u64;
+        #[allow(non_camel_case_types, unused)]
+        type F32 = f32;
+        #[allow(non_camel_case_types, unused)]
+        type F64 = f64;
+        #[allow(non_camel_case_types, unused)]
+        type Bool = bool;
+        match $dtype {
+            $($crate::dtype::DType::$d => { type $t = $d; $body })*
+            #[allow(unreachable_patterns)]
+            _ => $else,
+        }
+    }};
+}
+pub(crate) use dispatch;
+
+/// `dispatch!` over every dtype with arithmetic (all but bool).
+macro_rules! dispatch_arith {
+    ($dtype:expr, $t:ident => $body:expr, else $else:expr) => {
+        $crate::backends::host::math::dispatch!($dtype,
+            [I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64, Complex64, Complex128],
+            $t => $body, else $else)
+    };
+}
+pub(crate) use dispatch_arith;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_edge_cases() {
+        assert_eq!(Arith::div(7i32, 0), 0);
+        assert_eq!(Arith::div(i32::MIN, -1), i32::MIN);
+        assert_eq!(Arith::pow(2i32, -1), 0);
+        assert_eq!(Arith::pow(-1i32, -3), -1);
+        assert_eq!(Arith::pow(-1i32, -2), 1);
+        assert_eq!(Arith::pow(3u8, 2), 9);
+        assert_eq!(Arith::neg(1u8), 255);
+        assert_eq!(Real::abs_(i8::MIN), i8::MIN);
+    }
+
+    #[test]
+    fn float_max_propagates_nan() {
+        assert!(Real::max_(f32::NAN, 1.0).is_nan());
+        assert!(Real::max_(1.0f32, f32::NAN).is_nan());
+        assert!(Real::min_(f16::NAN, f16::ONE).is_nan());
+        assert_eq!(Real::abs_(bf16::from_f32(-2.5)), bf16::from_f32(2.5));
+    }
+}

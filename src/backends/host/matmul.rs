@@ -1,0 +1,238 @@
+//! Matrix products: the `gemm` crate (packed SIMD kernels, threaded) for f16, f32, f64 and
+//! complex; bf16 through f32; integers and bool with a plain row-times-column loop.
+
+use super::engine::{SendPtr, alloc_out, out_ptr, out_slice, par_ranges};
+use super::math::{Arith, dispatch};
+use super::view::View;
+use super::{HostBackend, HostBuffer, HostDevice};
+use crate::array::layout::{Layout, contiguous_strides, for_each_run};
+use crate::backends::{DeviceBuffer, TensorRef};
+use crate::dtype::{DType, Element};
+use crate::error::{Error, Result};
+use std::mem::MaybeUninit;
+
+/// Products smaller than this many multiply-adds run on one thread.
+const GEMM_PAR_MIN: usize = 1 << 18;
+
+struct Dims3 {
+    batch: Vec<usize>,
+    m: usize,
+    k: usize,
+    n: usize,
+}
+
+fn dims(a: &Layout, b: &Layout) -> Result<Dims3> {
+    let (sa, sb) = (a.shape(), b.shape());
+    let mismatch = || Error::ShapeMismatch {
+        op: "matmul",
+        lhs: sa.to_vec(),
+        rhs: sb.to_vec(),
+    };
+    if sa.len() < 2 || sa.len() != sb.len() || sa[..sa.len() - 2] != sb[..sb.len() - 2] {
+        return Err(mismatch());
+    }
+    let nd = sa.len();
+    if sa[nd - 1] != sb[nd - 2] {
+        return Err(mismatch());
+    }
+    Ok(Dims3 {
+        batch: sa[..nd - 2].to_vec(),
+        m: sa[nd - 2],
+        k: sa[nd - 1],
+        n: sb[nd - 1],
+    })
+}
+
+pub(crate) fn matmul(
+    be: &HostBackend,
+    dev: &HostDevice,
+    a: TensorRef<'_>,
+    b: TensorRef<'_>,
+) -> Result<HostBuffer> {
+    if a.dtype != b.dtype {
+        return Err(Error::DTypeMismatch {
+            op: "matmul",
+            expected: a.dtype.to_string(),
+            got: b.dtype,
+        });
+    }
+    let d = dims(a.layout, b.layout)?;
+    let dt = a.dtype;
+    match dt {
+        DType::F32 => gemm_run::<f32>(be, dev, a, b, &d),
+        DType::F64 => gemm_run::<f64>(be, dev, a, b, &d),
+        DType::F16 => gemm_run::<half::f16>(be, dev, a, b, &d),
+        DType::Complex64 => gemm_run::<num_complex::Complex32>(be, dev, a, b, &d),
+        DType::Complex128 => gemm_run::<num_complex::Complex64>(be, dev, a, b, &d),
+        DType::BF16 => {
+            // No bf16 GEMM kernel: widen to f32 (exact), multiply, round once.
+            let wa = super::cast::cast(be, dev, a, DType::F32)?;
+            let wb = super::cast::cast(be, dev, b, DType::F32)?;
+            let (la, lb) = (
+                Layout::contiguous(a.layout.shape()),
+                Layout::contiguous(b.layout.shape()),
+            );
+            let ta = TensorRef {
+                buffer: &wa as &dyn DeviceBuffer,
+                layout: &la,
+                dtype: DType::F32,
+            };
+            let tb = TensorRef {
+                buffer: &wb as &dyn DeviceBuffer,
+                layout: &lb,
+                dtype: DType::F32,
+            };
+            let prod = gemm_run::<f32>(be, dev, ta, tb, &d)?;
+            let lo = Layout::contiguous(&out_shape(&d));
+            let to = TensorRef {
+                buffer: &prod as &dyn DeviceBuffer,
+                layout: &lo,
+                dtype: DType::F32,
+            };
+            super::cast::cast(be, dev, to, DType::BF16)
+        }
+        DType::Bool => naive_run::<bool>(be, dev, a, b, &d, |acc, x, y| acc | (x & y), false),
+        _ => dispatch!(dt, [I8, I16, I32, I64, U8, U16, U32, U64], T => {
+            naive_run::<T>(be, dev, a, b, &d, |acc, x, y| acc.add(x.mul(y)), T::ZERO)
+        }, else Err(be.unsupported("matmul", dt))),
+    }
+}
+
+fn out_shape(d: &Dims3) -> Vec<usize> {
+    let mut s = d.batch.clone();
+    s.extend([d.m, d.n]);
+    s
+}
+
+/// Calls `f(a offset, b offset, out offset)` for every matrix of the batch.
+fn for_each_matrix(a: &Layout, b: &Layout, d: &Dims3, mut f: impl FnMut(isize, isize, usize)) {
+    let nb: usize = d.batch.iter().product();
+    let bs = d.batch.len();
+    let out_strides: Vec<isize> = contiguous_strides(&d.batch)
+        .iter()
+        .map(|s| s * (d.m * d.n) as isize)
+        .collect();
+    let base = [a.offset() as isize, b.offset() as isize, 0];
+    let strides = [&a.strides()[..bs], &b.strides()[..bs], &out_strides[..]];
+    for_each_run(
+        &d.batch,
+        strides,
+        base,
+        0..nb,
+        |[ao, bo, oo], len, [ai, bi, oi]| {
+            for j in 0..len as isize {
+                f(ao + j * ai, bo + j * bi, (oo + j * oi) as usize);
+            }
+        },
+    );
+}
+
+fn gemm_run<T: Element>(
+    be: &HostBackend,
+    dev: &HostDevice,
+    a: TensorRef<'_>,
+    b: TensorRef<'_>,
+    d: &Dims3,
+) -> Result<HostBuffer> {
+    let (va, vb) = (be.view::<T>(a)?, be.view::<T>(b)?);
+    let total: usize = d.batch.iter().product::<usize>() * d.m * d.n;
+    let mut out = alloc_out::<T>(dev, total)?;
+    let o = out_ptr::<T>(&mut out);
+    if d.k == 0 {
+        let zero = T::from_scalar(crate::dtype::Scalar::Int(0));
+        par_ranges(dev, total, |r| {
+            // SAFETY: `out` holds `total` elements; ranges are disjoint.
+            for s in unsafe { out_slice(o, &r) } {
+                s.write(zero);
+            }
+        });
+        return Ok(out);
+    }
+    let nd = a.layout.ndim();
+    let (ars, acs) = (a.layout.strides()[nd - 2], a.layout.strides()[nd - 1]);
+    let (brs, bcs) = (b.layout.strides()[nd - 2], b.layout.strides()[nd - 1]);
+    let par = if d.m * d.n * d.k >= GEMM_PAR_MIN && dev.threads() > 1 {
+        gemm::Parallelism::Rayon(dev.threads())
+    } else {
+        gemm::Parallelism::None
+    };
+    let one = T::from_scalar(crate::dtype::Scalar::Int(1));
+    dev.install(|| {
+        for_each_matrix(a.layout, b.layout, d, |ao, bo, oo| {
+            // SAFETY: the views were bounds-checked, so every (row, col) of each matrix the
+            // strides address lies in its buffer; `out` holds `total` elements and matrix
+            // `oo..oo + m*n` is written by this call only. `read_dst` is false, so the
+            // uninitialised output is never read.
+            unsafe {
+                gemm::gemm::<T>(
+                    d.m,
+                    d.n,
+                    d.k,
+                    (o.ptr() as *mut T).add(oo),
+                    1,
+                    d.n as isize,
+                    false,
+                    va.base().offset(ao),
+                    acs,
+                    ars,
+                    vb.base().offset(bo),
+                    bcs,
+                    brs,
+                    one,
+                    one,
+                    false,
+                    false,
+                    false,
+                    par,
+                )
+            }
+        });
+    });
+    Ok(out)
+}
+
+fn naive_run<T: Element>(
+    be: &HostBackend,
+    dev: &HostDevice,
+    a: TensorRef<'_>,
+    b: TensorRef<'_>,
+    d: &Dims3,
+    fma: impl Fn(T, T, T) -> T + Sync + Send,
+    zero: T,
+) -> Result<HostBuffer> {
+    let (va, vb): (View<'_, T>, View<'_, T>) = (be.view(a)?, be.view(b)?);
+    let total: usize = d.batch.iter().product::<usize>() * d.m * d.n;
+    let mut out = alloc_out::<T>(dev, total)?;
+    let o: SendPtr<MaybeUninit<T>> = out_ptr(&mut out);
+    let nd = a.layout.ndim();
+    let (ars, acs) = (a.layout.strides()[nd - 2], a.layout.strides()[nd - 1]);
+    let (brs, bcs) = (b.layout.strides()[nd - 2], b.layout.strides()[nd - 1]);
+    let (m, n, k) = (d.m, d.n, d.k);
+    for_each_matrix(a.layout, b.layout, d, |ao, bo, oo| {
+        // Rows are independent: split them over the device's threads.
+        let rows = |r: std::ops::Range<usize>| {
+            for i in r {
+                // SAFETY: row i of this matrix, written by this iteration only.
+                let row = unsafe { out_slice(o, &(oo + i * n..oo + (i + 1) * n)) };
+                for (j, slot) in row.iter_mut().enumerate() {
+                    let mut acc = zero;
+                    for p in 0..k {
+                        let x = va.at(ao + i as isize * ars + p as isize * acs);
+                        let y = vb.at(bo + p as isize * brs + j as isize * bcs);
+                        acc = fma(acc, x, y);
+                    }
+                    slot.write(acc);
+                }
+            }
+        };
+        if m * n * k >= GEMM_PAR_MIN {
+            dev.install(|| {
+                use rayon::prelude::*;
+                (0..m).into_par_iter().for_each(|i| rows(i..i + 1));
+            });
+        } else {
+            rows(0..m);
+        }
+    });
+    Ok(out)
+}

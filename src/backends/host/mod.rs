@@ -1,0 +1,295 @@
+//! The host runtime shared by the backends whose memory is host RAM: the CPU backend and the
+//! TPU-host emulation. Each device owns its allocation pools (one per memory kind) and its own
+//! thread pool, so devices are independent allocation and execution domains and a sharded
+//! array's shards really run side by side.
+
+mod buffer;
+mod cast;
+mod elementwise;
+mod engine;
+mod math;
+mod matmul;
+mod reduce;
+mod view;
+
+pub use buffer::{HOST_ALIGN, HostBuffer, HostPool, physical_memory};
+
+use crate::backends::{
+    Backend, BinaryOp, DeviceBuffer, DeviceDesc, MemoryKind, ReduceOp, TensorRef, UnaryOp,
+};
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+use std::sync::Arc;
+use view::View;
+
+/// Configuration of a host backend.
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    pub name: &'static str,
+    pub platform: &'static str,
+    pub platform_version: String,
+    pub device_count: usize,
+    /// Memory kinds of every device; the first is the default.
+    pub memory_kinds: Vec<MemoryKind>,
+    pub threads_per_device: usize,
+    /// Bytes each (device, memory kind) pool may keep cached.
+    pub pool_bytes: usize,
+}
+
+/// One host device: a thread pool and one allocation pool per memory kind.
+pub(crate) struct HostDevice {
+    index: usize,
+    threads: usize,
+    pool: rayon::ThreadPool,
+    memory: Vec<(MemoryKind, Arc<HostPool>)>,
+}
+
+impl HostDevice {
+    pub(crate) fn alloc(&self, bytes: usize, kind: MemoryKind) -> Result<HostBuffer> {
+        let pool = self
+            .memory
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, p)| p)
+            .ok_or_else(|| Error::invalid(format!("device has no `{kind}` memory")))?;
+        pool.alloc(bytes, self.index, kind)
+    }
+
+    /// Memory kind kernels write their outputs to.
+    pub(crate) fn default_kind(&self) -> MemoryKind {
+        self.memory[0].0
+    }
+
+    /// Runs `f` on this device's threads.
+    pub(crate) fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        if self.threads <= 1 {
+            f()
+        } else {
+            self.pool.install(f)
+        }
+    }
+
+    pub(crate) fn threads(&self) -> usize {
+        self.threads
+    }
+}
+
+/// A backend whose devices compute on host memory.
+pub struct HostBackend {
+    config: HostConfig,
+    devices: Vec<HostDevice>,
+}
+
+impl std::fmt::Debug for HostBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "HostBackend({}, {} devices)",
+            self.config.name, self.config.device_count
+        )
+    }
+}
+
+impl HostBackend {
+    pub fn new(config: HostConfig) -> std::result::Result<HostBackend, String> {
+        if config.memory_kinds.is_empty() {
+            return Err("a host backend needs at least one memory kind".into());
+        }
+        let max_alloc = physical_memory();
+        let mut devices = Vec::with_capacity(config.device_count);
+        for index in 0..config.device_count {
+            let threads = config.threads_per_device.max(1);
+            let name = format!("{}:{index}", config.name);
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name({
+                    let name = name.clone();
+                    move |i| format!("{name}-{i}")
+                })
+                .build()
+                .map_err(|e| format!("cannot start threads for {name}: {e}"))?;
+            let memory = config
+                .memory_kinds
+                .iter()
+                .map(|&k| {
+                    (
+                        k,
+                        HostPool::new(format!("{name} {k}"), max_alloc, config.pool_bytes),
+                    )
+                })
+                .collect();
+            devices.push(HostDevice {
+                index,
+                threads,
+                pool,
+                memory,
+            });
+        }
+        Ok(HostBackend { config, devices })
+    }
+
+    fn device(&self, index: usize) -> Result<&HostDevice> {
+        self.devices
+            .get(index)
+            .ok_or_else(|| Error::UnknownDevice(format!("{}:{index}", self.config.name)))
+    }
+
+    /// The device a kernel input lives on.
+    fn device_of(&self, t: &TensorRef<'_>) -> Result<&HostDevice> {
+        self.device(t.buffer.device_index())
+    }
+
+    fn view<'a, T: crate::dtype::Element>(&self, t: TensorRef<'a>) -> Result<View<'a, T>> {
+        View::new(t, self.config.name)
+    }
+
+    fn unsupported(&self, op: impl Into<String>, dtype: DType) -> Error {
+        Error::unsupported(self.config.name, op, dtype)
+    }
+}
+
+fn finish(buf: HostBuffer) -> Arc<dyn DeviceBuffer> {
+    Arc::new(buf)
+}
+
+impl Backend for HostBackend {
+    fn name(&self) -> &str {
+        self.config.name
+    }
+    fn platform(&self) -> &str {
+        self.config.platform
+    }
+    fn platform_version(&self) -> String {
+        self.config.platform_version.clone()
+    }
+    fn devices(&self) -> Vec<DeviceDesc> {
+        (0..self.config.device_count)
+            .map(|index| DeviceDesc {
+                index,
+                local_hardware_id: i32::try_from(index).ok(),
+                memory_kinds: self.config.memory_kinds.clone(),
+            })
+            .collect()
+    }
+
+    fn upload(
+        &self,
+        device: usize,
+        kind: MemoryKind,
+        bytes: &[u8],
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let dev = self.device(device)?;
+        let mut buf = dev.alloc(bytes.len(), kind)?;
+        engine::par_memcpy(dev, bytes.as_ptr(), buf.as_mut_ptr(), bytes.len());
+        Ok(finish(buf))
+    }
+
+    fn fill(
+        &self,
+        device: usize,
+        kind: MemoryKind,
+        dtype: DType,
+        value: Scalar,
+        len: usize,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let dev = self.device(device)?;
+        let bytes = len
+            .checked_mul(dtype.size_in_bytes())
+            .ok_or_else(|| Error::OutOfMemory {
+                device: format!("{}:{device}", self.config.name),
+                bytes: len as u128 * dtype.size_in_bytes() as u128,
+                reason: "size overflows".into(),
+            })?;
+        let mut buf = dev.alloc(bytes, kind)?;
+        crate::with_dtype!(dtype, T => engine::fill::<T>(dev, &mut buf, len, <T as crate::dtype::Element>::from_scalar(value)));
+        Ok(finish(buf))
+    }
+
+    fn download(&self, src: TensorRef<'_>, dst: &mut [u8]) -> Result<()> {
+        let want = src.layout.size() * src.dtype.size_in_bytes();
+        if dst.len() != want {
+            return Err(Error::invalid(format!(
+                "download of {want} bytes into a buffer of {}",
+                dst.len()
+            )));
+        }
+        let dev = self.device_of(&src)?;
+        cast::copy_to_bytes(self, dev, src, dst)
+    }
+
+    fn copy(
+        &self,
+        src: TensorRef<'_>,
+        device: usize,
+        kind: MemoryKind,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let dev = self.device(device)?;
+        let bytes = src.layout.size() * src.dtype.size_in_bytes();
+        let mut buf = dev.alloc(bytes, kind)?;
+        // SAFETY: `buf` was just allocated with exactly `bytes` bytes and is not shared.
+        let dst = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr(), bytes) };
+        cast::copy_to_bytes(self, dev, src, dst)?;
+        Ok(finish(buf))
+    }
+
+    fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<Arc<dyn DeviceBuffer>> {
+        let dev = self.device_of(&x)?;
+        elementwise::unary(self, dev, op, x, out).map(finish)
+    }
+
+    fn binary(
+        &self,
+        op: BinaryOp,
+        a: TensorRef<'_>,
+        b: TensorRef<'_>,
+        out: DType,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        if a.dtype != b.dtype {
+            return Err(Error::DTypeMismatch {
+                op: op.name(),
+                expected: a.dtype.to_string(),
+                got: b.dtype,
+            });
+        }
+        if a.layout.shape() != b.layout.shape() {
+            return Err(Error::ShapeMismatch {
+                op: op.name(),
+                lhs: a.layout.shape().to_vec(),
+                rhs: b.layout.shape().to_vec(),
+            });
+        }
+        if a.buffer.device_index() != b.buffer.device_index() {
+            return Err(Error::invalid(format!(
+                "{op}: operands on different devices"
+            )));
+        }
+        let dev = self.device_of(&a)?;
+        elementwise::binary(self, dev, op, a, b, out).map(finish)
+    }
+
+    fn reduce(
+        &self,
+        op: ReduceOp,
+        x: TensorRef<'_>,
+        axes: &[usize],
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        if axes.windows(2).any(|w| w[0] >= w[1]) || axes.iter().any(|&a| a >= x.layout.ndim()) {
+            return Err(Error::invalid(format!(
+                "{op}: axes {axes:?} must be sorted, unique and below {}",
+                x.layout.ndim()
+            )));
+        }
+        let dev = self.device_of(&x)?;
+        reduce::reduce(self, dev, op, x, axes).map(finish)
+    }
+
+    fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+        let dev = self.device_of(&a)?;
+        matmul::matmul(self, dev, a, b).map(finish)
+    }
+
+    fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<Arc<dyn DeviceBuffer>> {
+        let dev = self.device_of(&x)?;
+        cast::cast(self, dev, x, to).map(finish)
+    }
+}

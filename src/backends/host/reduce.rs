@@ -1,0 +1,282 @@
+//! Reductions over axes: sum (f16/bf16 accumulate in f32), max and min (NaN propagates;
+//! on bool they are any/all).
+
+use super::engine::{PAR_MIN, SendPtr, alloc_out, out_ptr, out_slice};
+use super::math::{Arith, Real, dispatch, dispatch_arith};
+use super::view::View;
+use super::{HostBackend, HostBuffer, HostDevice};
+use crate::array::layout::{Dims, Strides, coalesce, for_each_run};
+use crate::backends::{ReduceOp, TensorRef};
+use crate::dtype::Element;
+use crate::error::Result;
+use half::{bf16, f16};
+use num_complex::{Complex32, Complex64};
+
+/// How a reduction folds elements of `T` into an accumulator.
+trait Reducer<T>: Sync {
+    type Acc: Copy + Send + Sync;
+    fn init(&self) -> Self::Acc;
+    fn fold(&self, acc: Self::Acc, v: T) -> Self::Acc;
+    fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    fn finish(&self, acc: Self::Acc) -> T;
+    /// Folds a contiguous run; overridden where independent lanes let the loop vectorise.
+    fn fold_slice(&self, acc: Self::Acc, xs: &[T]) -> Self::Acc
+    where
+        T: Copy,
+    {
+        xs.iter().fold(acc, |a, &v| self.fold(a, v))
+    }
+}
+
+/// The type a sum accumulates in.
+trait SumAcc: Element {
+    type Acc: Arith;
+    fn widen(self) -> Self::Acc;
+    fn narrow(a: Self::Acc) -> Self;
+}
+macro_rules! sum_self {
+    ($($t:ty),*) => {$(impl SumAcc for $t {
+        type Acc = $t;
+        #[inline(always)] fn widen(self) -> $t { self }
+        #[inline(always)] fn narrow(a: $t) -> $t { a }
+    })*};
+}
+sum_self!(
+    i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, Complex32, Complex64
+);
+impl SumAcc for f16 {
+    type Acc = f32;
+    fn widen(self) -> f32 {
+        self.to_f32()
+    }
+    fn narrow(a: f32) -> f16 {
+        f16::from_f32(a)
+    }
+}
+impl SumAcc for bf16 {
+    type Acc = f32;
+    fn widen(self) -> f32 {
+        self.to_f32()
+    }
+    fn narrow(a: f32) -> bf16 {
+        bf16::from_f32(a)
+    }
+}
+
+struct Sum;
+/// Independent partial sums per run: lets LLVM vectorise and, for floats, limits error growth
+/// the way pairwise summation does.
+const LANES: usize = 16;
+
+impl<T: SumAcc> Reducer<T> for Sum {
+    type Acc = T::Acc;
+    fn init(&self) -> T::Acc {
+        T::Acc::ZERO
+    }
+    fn fold(&self, acc: T::Acc, v: T) -> T::Acc {
+        acc.add(v.widen())
+    }
+    fn combine(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        a.add(b)
+    }
+    fn finish(&self, acc: T::Acc) -> T {
+        T::narrow(acc)
+    }
+    fn fold_slice(&self, acc: T::Acc, xs: &[T]) -> T::Acc {
+        let mut lanes = [T::Acc::ZERO; LANES];
+        let mut chunks = xs.chunks_exact(LANES);
+        for c in &mut chunks {
+            for (l, &v) in lanes.iter_mut().zip(c) {
+                *l = l.add(v.widen());
+            }
+        }
+        let mut total = acc;
+        for l in lanes {
+            total = total.add(l);
+        }
+        chunks
+            .remainder()
+            .iter()
+            .fold(total, |a, &v| a.add(v.widen()))
+    }
+}
+
+struct Extreme {
+    max: bool,
+}
+impl<T: Real> Reducer<T> for Extreme {
+    type Acc = T;
+    fn init(&self) -> T {
+        if self.max { T::LOWEST } else { T::HIGHEST }
+    }
+    fn fold(&self, acc: T, v: T) -> T {
+        if self.max { acc.max_(v) } else { acc.min_(v) }
+    }
+    fn combine(&self, a: T, b: T) -> T {
+        self.fold(a, b)
+    }
+    fn finish(&self, acc: T) -> T {
+        acc
+    }
+}
+
+/// max/min of bools: any/all.
+struct BoolExtreme {
+    max: bool,
+}
+impl Reducer<bool> for BoolExtreme {
+    type Acc = bool;
+    fn init(&self) -> bool {
+        !self.max
+    }
+    fn fold(&self, acc: bool, v: bool) -> bool {
+        if self.max { acc | v } else { acc & v }
+    }
+    fn combine(&self, a: bool, b: bool) -> bool {
+        self.fold(a, b)
+    }
+    fn finish(&self, acc: bool) -> bool {
+        acc
+    }
+}
+
+pub(crate) fn reduce(
+    be: &HostBackend,
+    dev: &HostDevice,
+    op: ReduceOp,
+    x: TensorRef<'_>,
+    axes: &[usize],
+) -> Result<HostBuffer> {
+    let dt = x.dtype;
+    let no = || be.unsupported(op.name(), dt);
+    match op {
+        ReduceOp::Sum => dispatch_arith!(dt, T => {
+            run(dev, be.view::<T>(x)?, axes, &Sum)
+        }, else Err(no())),
+        ReduceOp::Max | ReduceOp::Min => {
+            let max = op == ReduceOp::Max;
+            dispatch!(dt, [I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64], T => {
+                run(dev, be.view::<T>(x)?, axes, &Extreme { max })
+            }, else match dt {
+                crate::dtype::DType::Bool => run(dev, be.view::<bool>(x)?, axes, &BoolExtreme { max }),
+                _ => Err(no()),
+            })
+        }
+    }
+}
+
+/// The reduced axes of a view: shape and strides (coalesced) and element count.
+struct Inner {
+    shape: Dims,
+    strides: Strides,
+    len: usize,
+}
+
+fn fold_inner<T: Element, R: Reducer<T>>(
+    v: &View<'_, T>,
+    inner: &Inner,
+    base: isize,
+    range: std::ops::Range<usize>,
+    r: &R,
+) -> R::Acc {
+    let mut acc = r.init();
+    for_each_run(
+        &inner.shape,
+        [&inner.strides],
+        [base],
+        range,
+        |[off], len, [st]| {
+            if st == 1 {
+                // SAFETY: a unit-stride run of `len` elements from an offset the checked layout
+                // reaches lies inside the buffer.
+                let xs = unsafe { std::slice::from_raw_parts(v.base().offset(off), len) };
+                acc = r.fold_slice(acc, xs);
+            } else {
+                for j in 0..len as isize {
+                    acc = r.fold(acc, v.at(off + j * st));
+                }
+            }
+        },
+    );
+    acc
+}
+
+fn run<T: Element, R: Reducer<T>>(
+    dev: &HostDevice,
+    v: View<'_, T>,
+    axes: &[usize],
+    r: &R,
+) -> Result<HostBuffer> {
+    let l = v.layout;
+    let kept: Vec<usize> = (0..l.ndim()).filter(|a| !axes.contains(a)).collect();
+    let kshape: Dims = kept.iter().map(|&a| l.shape()[a]).collect();
+    let kstrides: Strides = kept.iter().map(|&a| l.strides()[a]).collect();
+    let rshape: Dims = axes.iter().map(|&a| l.shape()[a]).collect();
+    let rstrides: Strides = axes.iter().map(|&a| l.strides()[a]).collect();
+    let (shape, [strides]) = coalesce(&rshape, [&rstrides]);
+    let inner = Inner {
+        len: rshape.iter().product(),
+        shape,
+        strides,
+    };
+    let m: usize = kshape.iter().product();
+    let mut out = alloc_out::<T>(dev, m)?;
+    let o = out_ptr::<T>(&mut out);
+    let base = l.offset() as isize;
+
+    if m == 1 {
+        // One output: split the reduction itself over the device's threads.
+        let acc = if inner.len >= PAR_MIN && dev.threads() > 1 {
+            let chunk = (inner.len / (dev.threads() * 4)).max(PAR_MIN / 2);
+            let chunks = inner.len.div_ceil(chunk);
+            dev.install(|| {
+                use rayon::prelude::*;
+                (0..chunks)
+                    .into_par_iter()
+                    .map(|c| {
+                        let range = c * chunk..((c + 1) * chunk).min(inner.len);
+                        fold_inner(&v, &inner, base, range, r)
+                    })
+                    .reduce(|| r.init(), |a, b| r.combine(a, b))
+            })
+        } else {
+            fold_inner(&v, &inner, base, 0..inner.len, r)
+        };
+        // SAFETY: `out` holds exactly one element.
+        let slot = unsafe { out_slice(o, &(0..1)) };
+        slot[0].write(r.finish(acc));
+        return Ok(out);
+    }
+
+    let (ks, [kst]) = coalesce(&kshape, [&kstrides]);
+    // Parallel over outputs; weight the split by the work per output.
+    let o2 = SendPtr(o.ptr());
+    let work = |range: std::ops::Range<usize>| {
+        let mut pos = range.start;
+        for_each_run(&ks, [&kst], [base], range, |[off], len, [st]| {
+            // SAFETY: outputs pos..pos+len belong to this range only.
+            let os = unsafe { out_slice(o2, &(pos..pos + len)) };
+            for (j, slot) in os.iter_mut().enumerate() {
+                let acc = fold_inner(&v, &inner, off + j as isize * st, 0..inner.len, r);
+                slot.write(r.finish(acc));
+            }
+            pos += len;
+        });
+    };
+    if m.saturating_mul(inner.len.max(1)) >= PAR_MIN {
+        let dev_threads = dev.threads();
+        if dev_threads > 1 && m >= dev_threads {
+            let chunk = m.div_ceil(dev_threads * 4).max(1);
+            let chunks = m.div_ceil(chunk);
+            dev.install(|| {
+                use rayon::prelude::*;
+                (0..chunks)
+                    .into_par_iter()
+                    .for_each(|c| work(c * chunk..((c + 1) * chunk).min(m)));
+            });
+            return Ok(out);
+        }
+    }
+    work(0..m);
+    Ok(out)
+}

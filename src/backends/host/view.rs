@@ -1,0 +1,78 @@
+//! Typed, bounds-checked reads of a kernel input that lives in host memory.
+
+use crate::array::layout::Layout;
+use crate::backends::TensorRef;
+use crate::dtype::Element;
+use crate::error::{Error, Result};
+
+/// A checked view: every offset its layout reaches lies inside the buffer.
+#[derive(Clone, Copy)]
+pub(crate) struct View<'a, T> {
+    base: *const T,
+    pub layout: &'a Layout,
+}
+
+// SAFETY: a View only reads an immutable buffer that outlives it ('a).
+unsafe impl<T: Sync> Send for View<'_, T> {}
+// SAFETY: as above; shared reads only.
+unsafe impl<T: Sync> Sync for View<'_, T> {}
+
+impl<'a, T: Element> View<'a, T> {
+    /// Checks dtype, host accessibility, alignment and bounds of `t`.
+    pub fn new(t: TensorRef<'a>, backend: &str) -> Result<Self> {
+        if t.dtype != T::DTYPE {
+            return Err(Error::ElementType {
+                array: t.dtype,
+                requested: T::DTYPE,
+            });
+        }
+        let base = t.buffer.host_ptr().ok_or_else(|| Error::Backend {
+            backend: backend.to_string(),
+            message: format!("{:?} is not host-accessible memory", t.buffer),
+        })? as *const T;
+        if base as usize % std::mem::align_of::<T>() != 0 {
+            return Err(Error::Backend {
+                backend: backend.to_string(),
+                message: format!("buffer is not aligned for {}", T::DTYPE),
+            });
+        }
+        let span = t.layout.span();
+        let capacity = t.buffer.len_bytes() / std::mem::size_of::<T>();
+        if span.end > capacity {
+            return Err(Error::invalid(format!(
+                "view {:?} reaches element {} of a buffer holding {capacity}",
+                t.layout, span.end
+            )));
+        }
+        Ok(View {
+            base,
+            layout: t.layout,
+        })
+    }
+
+    /// The elements as one slice when the layout is row-major contiguous.
+    pub fn as_slice(&self) -> Option<&'a [T]> {
+        if !self.layout.is_contiguous() {
+            return None;
+        }
+        let n = self.layout.size();
+        if n == 0 {
+            return Some(&[]);
+        }
+        // SAFETY: contiguous and bounds-checked in `new`: elements offset..offset+n exist,
+        // are initialised (written by whoever produced the buffer) and are not mutated.
+        Some(unsafe { std::slice::from_raw_parts(self.base.add(self.layout.offset()), n) })
+    }
+
+    /// The element at buffer offset `off` (an offset the layout reaches).
+    #[inline(always)]
+    pub fn at(&self, off: isize) -> T {
+        // SAFETY: callers pass offsets produced from this view's layout, which `new` checked
+        // to lie inside the buffer.
+        unsafe { *self.base.offset(off) }
+    }
+
+    pub fn base(&self) -> *const T {
+        self.base
+    }
+}

@@ -1,0 +1,78 @@
+//! What a kernel is asked to do: op names and strided views of input buffers.
+
+use super::DeviceBuffer;
+use crate::array::layout::Layout;
+use crate::dtype::DType;
+use std::fmt;
+
+/// A strided, typed view of a buffer: what kernels read.
+#[derive(Clone, Copy)]
+pub struct TensorRef<'a> {
+    pub buffer: &'a dyn DeviceBuffer,
+    pub layout: &'a Layout,
+    pub dtype: DType,
+}
+
+impl fmt::Debug for TensorRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TensorRef({} {:?})", self.dtype, self.layout)
+    }
+}
+
+macro_rules! op_enum {
+    ($(#[$m:meta])* $name:ident { $($v:ident => $s:literal),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name { $($v),* }
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$v),*];
+            /// The op's name, as used in errors (`Unsupported { op, .. }`).
+            pub const fn name(self) -> &'static str {
+                match self { $($name::$v => $s),* }
+            }
+        }
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.name()) }
+        }
+    };
+}
+
+op_enum!(
+    /// Elementwise ops of one operand.
+    UnaryOp {
+        Neg => "neg", Abs => "abs", Exp => "exp", Log => "log", Sqrt => "sqrt",
+        Sin => "sin", Cos => "cos", Tanh => "tanh", LogicalNot => "logical_not",
+    }
+);
+
+op_enum!(
+    /// Elementwise ops of two operands.
+    BinaryOp {
+        Add => "add", Sub => "sub", Mul => "mul", Div => "div",
+        Maximum => "maximum", Minimum => "minimum", Pow => "pow",
+        Eq => "equal", Ne => "not_equal", Lt => "less", Le => "less_equal",
+        Gt => "greater", Ge => "greater_equal",
+        LogicalAnd => "logical_and", LogicalOr => "logical_or", LogicalXor => "logical_xor",
+    }
+);
+
+op_enum!(
+    /// Reductions over axes.
+    ReduceOp { Sum => "sum", Max => "max", Min => "min" }
+);
+
+impl BinaryOp {
+    /// Comparisons return bool whatever their input dtype.
+    pub const fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        )
+    }
+    pub const fn is_logical(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor
+        )
+    }
+}

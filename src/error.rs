@@ -1,0 +1,76 @@
+//! Errors. Every failure a user can cause is a value of [`Error`]; nothing panics or aborts.
+
+use crate::dtype::DType;
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in dlarray.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Operand shapes are incompatible for `op`.
+    #[error("{op}: shape mismatch: {lhs:?} vs {rhs:?}")]
+    ShapeMismatch {
+        op: &'static str,
+        lhs: Vec<usize>,
+        rhs: Vec<usize>,
+    },
+    /// An operand has a dtype the operation does not accept.
+    #[error("{op}: dtype mismatch: expected {expected}, got {got}")]
+    DTypeMismatch {
+        op: &'static str,
+        expected: String,
+        got: DType,
+    },
+    /// A backend cannot run `op` on `dtype`.
+    #[error("backend `{backend}` does not support `{op}` on {dtype}")]
+    Unsupported {
+        backend: String,
+        op: String,
+        dtype: DType,
+    },
+    /// An allocation could not be satisfied.
+    #[error("out of memory on {device}: cannot allocate {bytes} bytes ({reason})")]
+    OutOfMemory {
+        device: String,
+        bytes: u128,
+        reason: String,
+    },
+    /// No device with this name exists (or its backend is not loaded).
+    #[error("unknown device `{0}`")]
+    UnknownDevice(String),
+    /// An index or axis lies outside its range.
+    #[error("{what} {index} is out of range for size {size}")]
+    IndexOutOfRange {
+        what: &'static str,
+        index: i64,
+        size: usize,
+    },
+    /// A backend that was asked for (e.g. by `DLARRAY_REQUIRE`) is not available.
+    #[error("backend `{backend}` is unavailable: {reason}")]
+    BackendUnavailable { backend: String, reason: String },
+    /// A backend reported a failure of its own (driver error, lost device, ...).
+    #[error("backend `{backend}`: {message}")]
+    Backend { backend: String, message: String },
+    /// An argument is invalid for a reason not covered above.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// A host read asked for a Rust type that does not match the array's dtype.
+    #[error("type mismatch: array has dtype {array}, requested {requested}")]
+    ElementType { array: DType, requested: DType },
+}
+
+impl Error {
+    pub(crate) fn unsupported(backend: &str, op: impl Into<String>, dtype: DType) -> Self {
+        Error::Unsupported {
+            backend: backend.to_string(),
+            op: op.into(),
+            dtype,
+        }
+    }
+
+    pub(crate) fn invalid(msg: impl Into<String>) -> Self {
+        Error::InvalidArgument(msg.into())
+    }
+}
