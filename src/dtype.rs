@@ -1,8 +1,8 @@
 //! Element types: [`DType`], the [`Element`] trait that ties a Rust type to its dtype, NumPy-style
 //! type promotion, and the per-element [`Scalar`] used by casts and `full`.
 
-use half::{bf16, f16};
-use num_complex::{Complex32, Complex64};
+pub use half::{bf16, f16};
+pub use num_complex::{Complex32, Complex64};
 use std::fmt;
 
 /// The element type of an array.
@@ -425,11 +425,11 @@ macro_rules! with_dtype {
                 $body
             }
             __D::F16 => {
-                type $t = half::f16;
+                type $t = $crate::dtype::f16;
                 $body
             }
             __D::BF16 => {
-                type $t = half::bf16;
+                type $t = $crate::dtype::bf16;
                 $body
             }
             __D::F32 => {
@@ -441,11 +441,11 @@ macro_rules! with_dtype {
                 $body
             }
             __D::Complex64 => {
-                type $t = num_complex::Complex32;
+                type $t = $crate::dtype::Complex32;
                 $body
             }
             __D::Complex128 => {
-                type $t = num_complex::Complex64;
+                type $t = $crate::dtype::Complex64;
                 $body
             }
         }

@@ -1,1 +1,270 @@
-fn main() {}
+//! The `dlarray` command: `devices`, `bench`, and (with no arguments) a tour of the runtime.
+
+use clap::{Parser, Subcommand};
+use dlarray::{Array, Axes, DType, Device, Mesh, PartitionSpec, Result, Sharding};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+#[command(
+    name = "dlarray",
+    version,
+    about = "Arrays on any device, with DLPack interchange"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List devices (and backends that are unavailable, with the reason).
+    Devices,
+    /// Time add, sum and matmul on the first device of each backend.
+    Bench {
+        /// Elements of the add/sum operands.
+        #[arg(long, default_value_t = 1 << 24)]
+        size: usize,
+        /// Side of the square matmul operands.
+        #[arg(long, default_value_t = 1024)]
+        matmul: usize,
+        /// Repetitions (the median is reported).
+        #[arg(long, default_value_t = 7)]
+        reps: usize,
+        /// Only these backends (comma separated).
+        #[arg(long)]
+        backends: Option<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Devices) => devices(),
+        Some(Command::Bench {
+            size,
+            matmul,
+            reps,
+            backends,
+        }) => bench(size, matmul, reps.max(1), backends),
+        None => tour(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn kinds(d: &Device) -> String {
+    d.memory_kinds()
+        .iter()
+        .map(|k| k.name())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn devices() -> Result<()> {
+    let devices = dlarray::devices()?;
+    let rows: Vec<[String; 5]> = devices
+        .iter()
+        .map(|d| {
+            [
+                d.name().to_string(),
+                d.backend_name().to_string(),
+                d.platform().to_string(),
+                d.platform_version(),
+                kinds(d),
+            ]
+        })
+        .collect();
+    let header = [
+        "device",
+        "backend",
+        "platform",
+        "platform_version",
+        "memory_kinds",
+    ];
+    let mut width = header.map(str::len);
+    for r in &rows {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.len());
+        }
+    }
+    let line = |cells: &[&str]| {
+        let s: Vec<String> = cells
+            .iter()
+            .zip(width)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        println!("{}", s.join("  ").trim_end());
+    };
+    line(&header);
+    for r in &rows {
+        line(&r.each_ref().map(String::as_str));
+    }
+    for b in dlarray::backends() {
+        if let Some(reason) = b.reason {
+            println!("(backend {} unavailable: {reason})", b.name);
+        }
+    }
+    Ok(())
+}
+
+fn time<T>(f: impl FnOnce() -> Result<T>) -> Result<(T, Duration)> {
+    let t = Instant::now();
+    let v = f()?;
+    Ok((v, t.elapsed()))
+}
+
+fn check(what: &str, got: &[f64], want: &[f64]) -> Result<()> {
+    let ok = got.len() == want.len()
+        && got
+            .iter()
+            .zip(want)
+            .all(|(g, w)| (g - w).abs() <= 1e-3 * w.abs().max(1.0));
+    println!("  check {what:<28} {}", if ok { "ok" } else { "MISMATCH" });
+    if ok {
+        Ok(())
+    } else {
+        Err(dlarray::Error::InvalidArgument(format!(
+            "{what}: device result differs from the host reference"
+        )))
+    }
+}
+
+/// The default job: what is here, and a sharded computation checked against the host.
+fn tour() -> Result<()> {
+    println!("== devices");
+    devices()?;
+    let all = dlarray::devices()?;
+    let host: Vec<Device> = all
+        .iter()
+        .filter(|d| matches!(d.platform(), "cpu" | "tpu"))
+        .cloned()
+        .collect();
+    let (rows, cols) = (1000usize, 512usize);
+    let data: Vec<f32> = (0..rows * cols)
+        .map(|i| ((i % 97) as f32) * 0.25 - 7.0)
+        .collect();
+    let x = Array::from_vec(data.clone(), &[rows, cols])?;
+    let mesh = Mesh::linear(host.clone(), "d")?;
+    let sharding = Sharding::Named(mesh, PartitionSpec::new(&[Some("d")]));
+    println!(
+        "\n== a {rows}x{cols} float32 array sharded by rows over {} devices",
+        host.len()
+    );
+    let (xs, t) = time(|| x.device_put(&sharding))?;
+    println!("  device_put {:>10.3?}", t);
+    for s in xs.addressable_shards() {
+        println!("  {:<8} rows {:?}", s.device().name(), s.index()[0]);
+    }
+    let (y, t) = time(|| (&xs * &xs)?.add(&xs))?;
+    println!("  x*x + x     {t:>10.3?}  sharding {:?}", y.sharding());
+    let want: Vec<f64> = data.iter().map(|&v| (v * v + v) as f64).collect();
+    check("x*x + x (elementwise)", &y.to_f64_vec()?, &want)?;
+    let (s, t) = time(|| y.sum(1))?;
+    println!("  sum(axis=1) {t:>10.3?}  sharding {:?}", s.sharding());
+    let want_rows: Vec<f64> = want.chunks(cols).map(|r| r.iter().sum()).collect();
+    check("sum over axis 1", &s.to_f64_vec()?, &want_rows)?;
+    let (m, t) = time(|| xs.max(Axes::All))?;
+    println!("  max (all)   {t:>10.3?}  = {}", m.item::<f32>()?);
+    check(
+        "max over all axes",
+        &m.to_f64_vec()?,
+        &[data.iter().cloned().fold(f32::MIN, f32::max) as f64],
+    )?;
+    let w = Array::from_vec(
+        (0..cols * 16).map(|i| (i % 7) as f32 - 3.0).collect(),
+        &[cols, 16],
+    )?;
+    let (p, t) = time(|| xs.matmul(&w))?;
+    println!("  matmul {rows}x{cols} @ {cols}x16 {t:>10.3?}");
+    let wd: Vec<f32> = w.to_vec()?;
+    let want_mm: Vec<f64> = (0..rows)
+        .flat_map(|i| {
+            let (data, wd) = (&data, &wd);
+            (0..16).map(move |j| {
+                (0..cols)
+                    .map(|k| data[i * cols + k] as f64 * wd[k * 16 + j] as f64)
+                    .sum::<f64>()
+            })
+        })
+        .collect();
+    check("matmul", &p.to_f64_vec()?, &want_mm)?;
+    let (c, t) = time(|| xs.astype(DType::F16)?.astype(DType::F32))?;
+    println!("  astype f16 and back {t:>10.3?}");
+    check(
+        "astype round trip",
+        &c.to_f64_vec()?,
+        &data.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+    )?;
+    if let Some(tpu) = host.iter().find(|d| d.platform() == "tpu") {
+        let a = Array::arange(0.0, 8.0, 1.0, DType::F32)?.to_device(tpu)?;
+        let pinned = a.with_memory_kind(dlarray::MemoryKind::PinnedHost)?;
+        println!(
+            "\n== memory kinds on {tpu}: {} -> {} (explicit copy)",
+            a.memory_kind(),
+            pinned.memory_kind()
+        );
+        check(
+            "pinned_host copy",
+            &pinned.to_f64_vec()?,
+            &(0..8).map(f64::from).collect::<Vec<_>>(),
+        )?;
+    }
+    println!("\nall checks passed");
+    Ok(())
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn bench(size: usize, n: usize, reps: usize, only: Option<String>) -> Result<()> {
+    let wanted: Option<Vec<String>> = only.map(|s| s.split(',').map(str::to_string).collect());
+    let mut seen = Vec::new();
+    println!(
+        "{:<8} {:>14} {:>14} {:>16}",
+        "device", "add GB/s", "sum GB/s", "matmul GFLOP/s"
+    );
+    for d in dlarray::devices()? {
+        let b = d.backend_name().to_string();
+        if seen.contains(&b) || wanted.as_ref().is_some_and(|w| !w.contains(&b)) {
+            continue;
+        }
+        seen.push(b);
+        let x = Array::full(&[size], 1.5f32, DType::F32)?.to_device(&d)?;
+        let y = Array::full(&[size], 2.5f32, DType::F32)?.to_device(&d)?;
+        let run = |f: &dyn Fn() -> Result<Array>| -> Result<Duration> {
+            f()?.block_until_ready()?;
+            let mut t = Vec::with_capacity(reps);
+            for _ in 0..reps {
+                let (r, dt) = time(|| {
+                    let r = f()?;
+                    r.block_until_ready()?;
+                    Ok(r)
+                })?;
+                drop(r);
+                t.push(dt);
+            }
+            Ok(median(t))
+        };
+        let add = run(&|| &x + &y)?;
+        let sum = run(&|| x.sum(Axes::All))?;
+        let a = Array::full(&[n, n], 0.5f32, DType::F32)?.to_device(&d)?;
+        let mm = run(&|| a.matmul(&a))?;
+        let gbs = |bytes: f64, t: Duration| bytes / t.as_secs_f64() / 1e9;
+        println!(
+            "{:<8} {:>14.2} {:>14.2} {:>16.1}",
+            d.name(),
+            gbs(12.0 * size as f64, add),
+            gbs(4.0 * size as f64, sum),
+            2.0 * (n as f64).powi(3) / mm.as_secs_f64() / 1e9
+        );
+    }
+    Ok(())
+}

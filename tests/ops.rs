@@ -1,0 +1,583 @@
+//! Every op on every dtype against a naive reference computed on `Scalar`s (exact integer
+//! arithmetic in i128, floats in f64, complex in Complex64), on the CPU and the TPU backend.
+
+mod common;
+
+use common::*;
+use dlarray::dtype::Complex64;
+use dlarray::{Array, Axes, BinaryOp, DType, Device, Error, ReduceOp, Scalar, UnaryOp};
+
+/// Test inputs for `dtype`: six values, positive ones first (for log and sqrt).
+fn values(dtype: DType, second: bool) -> Vec<Scalar> {
+    let ints: [i128; 6] = if second {
+        [3, 1, 2, 5, -2, -7]
+    } else {
+        [2, 7, 1, 4, -3, 0]
+    };
+    match dtype {
+        DType::Bool => (0..6)
+            .map(|i| Scalar::Bool((i + second as i32) % 2 == 0))
+            .collect(),
+        d if d.is_integer() => ints
+            .iter()
+            .map(|&v| {
+                Scalar::Int(if d.kind() == dlarray::dtype::Kind::UInt {
+                    v.abs()
+                } else {
+                    v
+                })
+            })
+            .collect(),
+        d if d.is_float() => ints
+            .iter()
+            .map(|&v| Scalar::Float(v as f64 * 0.75 + if second { 0.5 } else { 0.25 }))
+            .collect(),
+        _ => ints
+            .iter()
+            .map(|&v| Scalar::Complex(Complex64::new(v as f64 * 0.5 + 0.25, 1.0 - v as f64 * 0.25)))
+            .collect(),
+    }
+}
+
+fn as_f64(s: Scalar) -> f64 {
+    match s {
+        Scalar::Bool(b) => b as u8 as f64,
+        Scalar::Int(i) => i as f64,
+        Scalar::Float(f) => f,
+        Scalar::Complex(c) => c.re,
+    }
+}
+fn as_c(s: Scalar) -> Complex64 {
+    match s {
+        Scalar::Complex(c) => c,
+        other => Complex64::new(as_f64(other), 0.0),
+    }
+}
+fn truthy(s: Scalar) -> bool {
+    match s {
+        Scalar::Bool(b) => b,
+        Scalar::Int(i) => i != 0,
+        Scalar::Float(f) => f != 0.0,
+        Scalar::Complex(c) => c.re != 0.0 || c.im != 0.0,
+    }
+}
+
+/// The reference for a binary op on two values of `dtype`: (result dtype, value), or None if
+/// the op is not defined there.
+fn ref_binary(op: BinaryOp, dtype: DType, x: Scalar, y: Scalar) -> Option<(DType, Scalar)> {
+    use BinaryOp::*;
+    use Scalar::*;
+    if op.is_logical() {
+        let (p, q) = (truthy(x), truthy(y));
+        let r = match op {
+            LogicalAnd => p & q,
+            LogicalOr => p | q,
+            _ => p ^ q,
+        };
+        return Some((DType::Bool, Bool(r)));
+    }
+    if op.is_comparison() {
+        let r = match (x, y) {
+            (Complex(a), Complex(b)) => match op {
+                Eq => a == b,
+                Ne => a != b,
+                _ => return None,
+            },
+            (Bool(a), Bool(b)) => cmp(op, a, b),
+            (Int(a), Int(b)) => cmp(op, a, b),
+            _ => cmp(op, as_f64(x), as_f64(y)),
+        };
+        return Some((DType::Bool, Bool(r)));
+    }
+    if op == Div && !dtype.is_inexact() {
+        return Some((DType::F64, Float(as_f64(x) / as_f64(y))));
+    }
+    let r = match (x, y) {
+        (Bool(a), Bool(b)) => match op {
+            Maximum => Bool(a | b),
+            Minimum => Bool(a & b),
+            _ => return None,
+        },
+        (Int(a), Int(b)) => Int(match op {
+            Add => a + b,
+            Sub => a - b,
+            Mul => a * b,
+            Maximum => a.max(b),
+            Minimum => a.min(b),
+            Pow if b < 0 => match a {
+                1 => 1,
+                -1 if b % 2 == 0 => 1,
+                -1 => -1,
+                _ => 0,
+            },
+            Pow => {
+                // Wrap to the dtype at every step, as fixed-width integers do.
+                let mut acc = Int(1);
+                for _ in 0..b {
+                    acc = round_to(dtype, Int(as_int(acc) * a));
+                }
+                as_int(acc)
+            }
+            _ => return None,
+        }),
+        (Float(a), Float(b)) => Float(match op {
+            Add => a + b,
+            Sub => a - b,
+            Mul => a * b,
+            Div => a / b,
+            Maximum => a.max(b),
+            Minimum => a.min(b),
+            Pow => a.powf(b),
+            _ => return None,
+        }),
+        (Complex(a), Complex(b)) => Complex(match op {
+            Add => a + b,
+            Sub => a - b,
+            Mul => a * b,
+            Div => a / b,
+            Pow => a.powc(b),
+            _ => return None,
+        }),
+        _ => return None,
+    };
+    Some((dtype, r))
+}
+
+fn as_int(s: Scalar) -> i128 {
+    match s {
+        Scalar::Int(i) => i,
+        other => as_f64(other) as i128,
+    }
+}
+
+fn cmp<T: PartialOrd>(op: BinaryOp, a: T, b: T) -> bool {
+    match op {
+        BinaryOp::Eq => a == b,
+        BinaryOp::Ne => a != b,
+        BinaryOp::Lt => a < b,
+        BinaryOp::Le => a <= b,
+        BinaryOp::Gt => a > b,
+        _ => a >= b,
+    }
+}
+
+fn ref_unary(op: UnaryOp, dtype: DType, x: Scalar) -> Option<(DType, Scalar)> {
+    use Scalar::*;
+    use UnaryOp::*;
+    match (op, x) {
+        (LogicalNot, Bool(b)) => Some((DType::Bool, Bool(!b))),
+        (LogicalNot, _) | (Neg | Abs, Bool(_)) => None,
+        (Neg, Int(i)) => Some((dtype, Int(-i))),
+        (Neg, Float(f)) => Some((dtype, Float(-f))),
+        (Neg, Complex(c)) => Some((dtype, Complex(-c))),
+        (Abs, Int(i)) => Some((dtype, Int(i.abs()))),
+        (Abs, Float(f)) => Some((dtype, Float(f.abs()))),
+        (Abs, Complex(c)) => Some((dtype.real_part(), Float(c.norm()))),
+        (_, Complex(c)) => Some((
+            dtype,
+            Complex(match op {
+                Exp => c.exp(),
+                Log => c.ln(),
+                Sqrt => c.sqrt(),
+                Sin => c.sin(),
+                Cos => c.cos(),
+                _ => c.tanh(),
+            }),
+        )),
+        (_, v) => {
+            let f = as_f64(v);
+            let r = match op {
+                Exp => f.exp(),
+                Log => f.ln(),
+                Sqrt => f.sqrt(),
+                Sin => f.sin(),
+                Cos => f.cos(),
+                _ => f.tanh(),
+            };
+            Some((dtype.float_dtype(), Float(r)))
+        }
+    }
+}
+
+fn host_devices() -> Vec<Device> {
+    vec![
+        cpu(),
+        devices_of("tpu").into_iter().next().expect("a tpu device"),
+    ]
+}
+
+fn expect_unsupported(what: &str, r: dlarray::Result<Array>) {
+    match r {
+        Err(Error::Unsupported { backend, op, dtype }) => {
+            assert!(!backend.is_empty() && !op.is_empty(), "{what}: {dtype}")
+        }
+        Err(Error::DTypeMismatch { .. }) => {}
+        other => panic!("{what}: expected an unsupported-op error, got {other:?}"),
+    }
+}
+
+#[test]
+fn binary_ops_every_dtype() {
+    for dev in host_devices() {
+        for &dtype in &DType::ALL {
+            let (xs, ys) = (values(dtype, false), values(dtype, true));
+            let a = from_scalars(&xs, &[2, 3], dtype, &dev);
+            let b = from_scalars(&ys, &[2, 3], dtype, &dev);
+            for &op in BinaryOp::ALL {
+                let what = format!("{op} {dtype} on {dev}");
+                let want: Option<Vec<(DType, Scalar)>> = xs
+                    .iter()
+                    .zip(&ys)
+                    .map(|(&x, &y)| ref_binary(op, dtype, x, y))
+                    .collect();
+                let got = a.binary(op, &b);
+                match want {
+                    None => expect_unsupported(&what, got),
+                    Some(want) => {
+                        let got = got.unwrap_or_else(|e| panic!("{what}: {e}"));
+                        assert_eq!(got.dtype(), want[0].0, "{what}: dtype");
+                        assert_eq!(got.shape(), &[2, 3]);
+                        let want: Vec<Scalar> = want.iter().map(|w| w.1).collect();
+                        assert_close(&what, got.dtype(), &to_scalars(&got), &want);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn unary_ops_every_dtype() {
+    for dev in host_devices() {
+        for &dtype in &DType::ALL {
+            let xs: Vec<Scalar> = values(dtype, false);
+            // Positive inputs only, so log and sqrt stay real.
+            let xs: Vec<Scalar> = xs.into_iter().take(4).collect();
+            let a = from_scalars(&xs, &[4], dtype, &dev);
+            for &op in UnaryOp::ALL {
+                let what = format!("{op} {dtype} on {dev}");
+                let want: Option<Vec<(DType, Scalar)>> =
+                    xs.iter().map(|&x| ref_unary(op, dtype, x)).collect();
+                match want {
+                    None => expect_unsupported(&what, a.unary(op)),
+                    Some(want) => {
+                        let got = a.unary(op).unwrap_or_else(|e| panic!("{what}: {e}"));
+                        assert_eq!(got.dtype(), want[0].0, "{what}: dtype");
+                        let want: Vec<Scalar> = want.iter().map(|w| w.1).collect();
+                        assert_close(&what, got.dtype(), &to_scalars(&got), &want);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Naive reduction of a row-major [rows, cols] block over `axis` (None: all).
+fn ref_reduce(
+    op: ReduceOp,
+    dtype: DType,
+    xs: &[Scalar],
+    cols: usize,
+    axis: Option<usize>,
+) -> Option<Vec<Scalar>> {
+    let rows = xs.len() / cols;
+    let groups: Vec<Vec<Scalar>> = match axis {
+        None => vec![xs.to_vec()],
+        Some(0) => (0..cols)
+            .map(|c| (0..rows).map(|r| xs[r * cols + c]).collect())
+            .collect(),
+        _ => xs.chunks(cols).map(|c| c.to_vec()).collect(),
+    };
+    groups
+        .iter()
+        .map(|g| {
+            Some(match op {
+                ReduceOp::Sum => match dtype.sum_dtype() {
+                    DType::I64 | DType::U64 => {
+                        Scalar::Int(g.iter().map(|&s| as_int(round_to(DType::I64, s))).sum())
+                    }
+                    _ if dtype.is_complex() => Scalar::Complex(g.iter().map(|&s| as_c(s)).sum()),
+                    _ => Scalar::Float(g.iter().map(|&s| as_f64(s)).sum()),
+                },
+                _ if dtype.is_complex() => return None,
+                ReduceOp::Max => *g
+                    .iter()
+                    .max_by(|a, b| as_f64(**a).total_cmp(&as_f64(**b)))?,
+                ReduceOp::Min => *g
+                    .iter()
+                    .min_by(|a, b| as_f64(**a).total_cmp(&as_f64(**b)))?,
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn reductions_every_dtype_and_axis() {
+    for dev in host_devices() {
+        for &dtype in &DType::ALL {
+            let xs: Vec<Scalar> = values(dtype, false)
+                .into_iter()
+                .chain(values(dtype, true))
+                .collect();
+            let a = from_scalars(&xs, &[3, 4], dtype, &dev);
+            for &op in ReduceOp::ALL {
+                for axis in [None, Some(0), Some(1)] {
+                    let what = format!("{op} {dtype} axis {axis:?} on {dev}");
+                    let axes = axis.map_or(Axes::All, |a| Axes::from(a as isize));
+                    let got = a.reduce(op, axes, false);
+                    match ref_reduce(op, dtype, &xs, 4, axis) {
+                        None => expect_unsupported(&what, got),
+                        Some(want) => {
+                            let got = got.unwrap_or_else(|e| panic!("{what}: {e}"));
+                            let dt = if op == ReduceOp::Sum {
+                                dtype.sum_dtype()
+                            } else {
+                                dtype
+                            };
+                            assert_eq!(got.dtype(), dt, "{what}");
+                            assert_close(&what, dt, &to_scalars(&got), &want);
+                        }
+                    }
+                }
+            }
+            let mean = a.mean(1);
+            if dtype.is_complex() || dtype.is_float() || dtype.is_integer() || dtype == DType::Bool
+            {
+                let mean = mean.unwrap_or_else(|e| panic!("mean {dtype}: {e}"));
+                assert_eq!(mean.dtype(), dtype.float_dtype());
+                let sums = ref_reduce(ReduceOp::Sum, dtype.float_dtype(), &xs, 4, Some(1)).unwrap();
+                let want: Vec<Scalar> = sums
+                    .into_iter()
+                    .map(|s| match s {
+                        Scalar::Complex(c) => Scalar::Complex(c / 4.0),
+                        other => Scalar::Float(as_f64(other) / 4.0),
+                    })
+                    .collect();
+                assert_close(
+                    &format!("mean {dtype}"),
+                    mean.dtype(),
+                    &to_scalars(&mean),
+                    &want,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn keepdims_and_negative_axes() {
+    let a = Array::from_vec((0..24).map(|v| v as f32).collect(), &[2, 3, 4]).unwrap();
+    let s = a.reduce(ReduceOp::Sum, [-1, 0], true).unwrap();
+    assert_eq!(s.shape(), &[1, 3, 1]);
+    assert_eq!(s.to_vec::<f32>().unwrap(), vec![60.0, 92.0, 124.0]);
+    assert!(a.sum([0, -3]).is_err(), "duplicate axis");
+    assert!(a.sum(3).is_err(), "axis out of range");
+    let empty = Array::zeros(&[0, 3], DType::F32).unwrap();
+    assert_eq!(empty.sum(0).unwrap().to_vec::<f32>().unwrap(), vec![0.0; 3]);
+    assert!(
+        empty.max(0).is_err(),
+        "max of an empty axis has no identity"
+    );
+}
+
+fn ref_matmul(
+    dtype: DType,
+    a: &[Scalar],
+    b: &[Scalar],
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Vec<Scalar> {
+    let mut out = Vec::new();
+    for i in 0..m {
+        for j in 0..n {
+            let terms = (0..k).map(|p| (a[i * k + p], b[p * n + j]));
+            out.push(match dtype {
+                DType::Bool => Scalar::Bool(terms.into_iter().any(|(x, y)| truthy(x) && truthy(y))),
+                d if d.is_integer() => Scalar::Int(terms.map(|(x, y)| as_int(x) * as_int(y)).sum()),
+                d if d.is_complex() => Scalar::Complex(terms.map(|(x, y)| as_c(x) * as_c(y)).sum()),
+                _ => Scalar::Float(terms.map(|(x, y)| as_f64(x) * as_f64(y)).sum()),
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn matmul_every_dtype_with_batches_and_vectors() {
+    let (m, k, n) = (3, 4, 2);
+    for dev in host_devices() {
+        for &dtype in &DType::ALL {
+            let xs: Vec<Scalar> = values(dtype, false)
+                .into_iter()
+                .chain(values(dtype, true))
+                .collect();
+            let ys: Vec<Scalar> = values(dtype, true)
+                .into_iter()
+                .chain(values(dtype, false))
+                .take(k * n)
+                .collect();
+            let a = from_scalars(&xs, &[m, k], dtype, &dev);
+            let b = from_scalars(&ys, &[k, n], dtype, &dev);
+            let what = format!("matmul {dtype} on {dev}");
+            let got = a.matmul(&b).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(got.shape(), &[m, n]);
+            assert_close(
+                &what,
+                dtype,
+                &to_scalars(&got),
+                &ref_matmul(dtype, &xs, &ys, m, k, n),
+            );
+            // Transposed (strided) operands go through the same kernels without a copy.
+            let at = from_scalars(&xs, &[k, m], dtype, &dev).t().unwrap();
+            let at_vals = to_scalars(&at);
+            let got = at.matmul(&b).unwrap();
+            assert_close(
+                &format!("{what} (transposed lhs)"),
+                dtype,
+                &to_scalars(&got),
+                &ref_matmul(dtype, &at_vals, &ys, m, k, n),
+            );
+        }
+    }
+    // Batches broadcast; 1-D operands are promoted and squeezed (NumPy rules).
+    let a = Array::from_vec((0..24).map(|v| v as f64).collect(), &[2, 3, 4]).unwrap();
+    let b = Array::from_vec((0..4).map(|v| v as f64).collect(), &[4]).unwrap();
+    let c = a.matmul(&b).unwrap();
+    assert_eq!(c.shape(), &[2, 3]);
+    assert_eq!(
+        c.to_vec::<f64>().unwrap(),
+        vec![14.0, 38.0, 62.0, 86.0, 110.0, 134.0]
+    );
+    let w = Array::from_vec((0..8).map(|v| v as f64).collect(), &[4, 2]).unwrap();
+    let d = a.matmul(&w).unwrap();
+    assert_eq!(d.shape(), &[2, 3, 2]);
+    assert_eq!(&d.to_vec::<f64>().unwrap()[..2], &[28.0, 34.0]);
+    assert!(
+        a.matmul(&Array::zeros(&[3, 2], DType::F64).unwrap())
+            .is_err()
+    );
+    // k = 0 gives zeros.
+    let z = Array::zeros(&[2, 0], DType::F32)
+        .unwrap()
+        .matmul(&Array::zeros(&[0, 3], DType::F32).unwrap())
+        .unwrap();
+    assert_eq!(z.to_vec::<f32>().unwrap(), vec![0.0; 6]);
+}
+
+#[test]
+fn large_matmul_matches_reference() {
+    // Big enough for the threaded GEMM path.
+    let (m, k, n) = (130, 257, 65);
+    let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 11) as f32 - 5.0).collect();
+    let c = Array::from_vec(a.clone(), &[m, k])
+        .unwrap()
+        .matmul(&Array::from_vec(b.clone(), &[k, n]).unwrap())
+        .unwrap();
+    let got = c.to_vec::<f32>().unwrap();
+    for i in (0..m).step_by(7) {
+        for j in 0..n {
+            let want: f32 = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+            assert_eq!(got[i * n + j], want, "({i}, {j})");
+        }
+    }
+}
+
+#[test]
+fn astype_every_pair() {
+    for &from in &DType::ALL {
+        let xs = values(from, false);
+        let a = from_scalars(&xs, &[6], from, &cpu());
+        let exact = to_scalars(&a);
+        for &to in &DType::ALL {
+            let b = a.astype(to).unwrap();
+            assert_eq!(b.dtype(), to);
+            let want: Vec<Scalar> = exact.iter().map(|&s| round_to(to, s)).collect();
+            assert_close(&format!("{from} -> {to}"), to, &to_scalars(&b), &want);
+        }
+    }
+}
+
+#[test]
+fn broadcasting_promotion_and_operators() {
+    let a = Array::from_vec(vec![1i32, 2, 3], &[3, 1]).unwrap();
+    let b = Array::from_vec(vec![0.5f32, 1.5], &[2]).unwrap();
+    let c = (&a + &b).unwrap();
+    assert_eq!(c.shape(), &[3, 2]);
+    assert_eq!(
+        c.dtype(),
+        DType::F64,
+        "int32 + float32 promotes to float64 (NumPy)"
+    );
+    assert_eq!(
+        c.to_vec::<f64>().unwrap(),
+        vec![1.5, 2.5, 2.5, 3.5, 3.5, 4.5]
+    );
+    let d = (&a / &a).unwrap();
+    assert_eq!(d.dtype(), DType::F64, "true division of integers");
+    let u = Array::from_vec(vec![200u8, 100], &[2]).unwrap();
+    assert_eq!(
+        (&u + &u).unwrap().to_vec::<u8>().unwrap(),
+        vec![144, 200],
+        "integers wrap"
+    );
+    let t = Array::from_vec(vec![true, false], &[2]).unwrap();
+    let f = Array::from_vec(vec![true, true], &[2]).unwrap();
+    assert_eq!(
+        (&t & &f).unwrap().to_vec::<bool>().unwrap(),
+        vec![true, false]
+    );
+    assert_eq!(
+        (&t | &f).unwrap().to_vec::<bool>().unwrap(),
+        vec![true, true]
+    );
+    assert_eq!(
+        (&t ^ &f).unwrap().to_vec::<bool>().unwrap(),
+        vec![false, true]
+    );
+    assert_eq!((!&t).unwrap().to_vec::<bool>().unwrap(), vec![false, true]);
+    assert_eq!((-&b).unwrap().to_vec::<f32>().unwrap(), vec![-0.5, -1.5]);
+    let s = Array::scalar(2.0f32).unwrap();
+    assert_eq!((&b * &s).unwrap().to_vec::<f32>().unwrap(), vec![1.0, 3.0]);
+    assert!(matches!(
+        &a + &Array::zeros(&[2, 1], DType::I32).unwrap(),
+        Err(Error::ShapeMismatch { .. })
+    ));
+}
+
+#[test]
+fn large_strided_and_broadcast_inputs_use_every_thread_path() {
+    // Big enough to split over threads; strided (transposed, reversed) and broadcast inputs.
+    let (r, c) = (300usize, 257usize);
+    let data: Vec<f32> = (0..r * c).map(|i| (i % 101) as f32).collect();
+    let x = Array::from_vec(data.clone(), &[r, c]).unwrap();
+    let xt = x.t().unwrap();
+    let y = (&xt * &xt).unwrap();
+    let got = y.to_vec::<f32>().unwrap();
+    for j in (0..c).step_by(13) {
+        for i in (0..r).step_by(7) {
+            assert_eq!(got[j * r + i], data[i * c + j] * data[i * c + j]);
+        }
+    }
+    let row = Array::from_vec((0..c).map(|v| v as f32).collect(), &[c]).unwrap();
+    let z = (&x - &row)
+        .unwrap()
+        .sum(0)
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap();
+    for j in (0..c).step_by(11) {
+        let want: f32 = (0..r).map(|i| data[i * c + j] - j as f32).sum();
+        assert!(
+            (z[j] - want).abs() <= 1e-3 * want.abs().max(1.0),
+            "column {j}"
+        );
+    }
+    let rev = x
+        .slice(&[dlarray::Slice::reversed(), dlarray::Slice::reversed()])
+        .unwrap();
+    let total = rev.sum(Axes::All).unwrap().item::<f32>().unwrap();
+    let want: f64 = data.iter().map(|&v| v as f64).sum();
+    assert!((total as f64 - want).abs() <= 1e-5 * want);
+}
