@@ -311,6 +311,25 @@ impl Array {
         }
     }
 
+    /// The address of the first element of a single-device array: a host pointer for host
+    /// memory, a device pointer where the backend has one. Valid while the array lives.
+    pub fn unsafe_buffer_pointer(&self) -> Result<usize> {
+        let s = self.single().ok_or_else(|| {
+            Error::invalid("unsafe_buffer_pointer() is supported only for unsharded arrays.")
+        })?;
+        let offset = s.layout.offset() * self.dtype().size_in_bytes();
+        if let Some(p) = s.buffer.host_ptr() {
+            return Ok(p as usize + offset);
+        }
+        s.buffer
+            .device_ptr()
+            .map(|p| p as usize + offset)
+            .ok_or_else(|| Error::Backend {
+                backend: s.device.backend_name().to_string(),
+                message: "buffers of this backend have no raw address".into(),
+            })
+    }
+
     /// Waits until every shard's pending work is done.
     pub fn block_until_ready(&self) -> Result<()> {
         for s in &self.0.shards {

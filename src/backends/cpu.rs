@@ -13,7 +13,7 @@ pub(crate) fn env_count(var: &str, default: usize) -> Result<usize, String> {
     match std::env::var(var) {
         Err(_) => Ok(default),
         Ok(v) => match v.trim().parse::<usize>() {
-            Ok(n) if n >= 1 && n <= 1024 => Ok(n),
+            Ok(n) if (1..=1024).contains(&n) => Ok(n),
             _ => Err(format!("{var}={v:?} is not a count between 1 and 1024")),
         },
     }

@@ -1,4 +1,5 @@
 //! Elementwise kernels: which (op, dtype) pairs exist, and the per-element function of each.
+#![allow(clippy::bool_comparison)] // generic comparisons instantiated for bool too
 
 use super::engine::{alloc_out, map1, map2, out_ptr};
 use super::math::{Arith, Real, Transcendental, dispatch, dispatch_arith};

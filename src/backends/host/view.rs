@@ -38,7 +38,8 @@ impl<'a, T: Element> View<'a, T> {
         }
         let span = t.layout.span();
         let capacity = t.buffer.len_bytes() / std::mem::size_of::<T>();
-        if span.end > capacity {
+        // An empty view reaches no element, whatever its offset.
+        if t.layout.size() > 0 && span.end > capacity {
             return Err(Error::invalid(format!(
                 "view {:?} reaches element {} of a buffer holding {capacity}",
                 t.layout, span.end
