@@ -110,6 +110,58 @@ fn shard_out(t: &Target, buffer: std::sync::Arc<dyn crate::backends::DeviceBuffe
     }
 }
 
+/// `layout` (of an operand of shape `own`) broadcast to `shape`, borrowed when unchanged.
+fn broadcast_view<'a>(
+    layout: &'a Layout,
+    own: &[usize],
+    shape: &[usize],
+) -> Result<std::borrow::Cow<'a, Layout>> {
+    Ok(if own == shape {
+        std::borrow::Cow::Borrowed(layout)
+    } else {
+        std::borrow::Cow::Owned(layout.broadcast_to(shape)?)
+    })
+}
+
+/// Both operands on one device: call the kernel directly. This is the common case, and the
+/// per-op overhead of small arrays is dominated by what the general path allocates.
+fn single_device_binary(
+    op: BinaryOp,
+    a: &Array,
+    b: &Array,
+    shape: &[usize],
+    compute: DType,
+    out: DType,
+) -> Option<Result<Array>> {
+    let (sa, sb) = (a.single()?, b.single()?);
+    if sa.device != sb.device {
+        return None;
+    }
+    Some((|| {
+        let (la, lb) = (
+            broadcast_view(&sa.layout, a.shape(), shape)?,
+            broadcast_view(&sb.layout, b.shape(), shape)?,
+        );
+        let ta = TensorRef {
+            buffer: &*sa.buffer,
+            layout: &la,
+            dtype: compute,
+        };
+        let tb = TensorRef {
+            buffer: &*sb.buffer,
+            layout: &lb,
+            dtype: compute,
+        };
+        let buf = sa.device.backend().binary(op, ta, tb, out)?;
+        Ok(Array::from_buffer(
+            sa.device.clone(),
+            out,
+            buf,
+            Layout::contiguous(shape),
+        ))
+    })())
+}
+
 impl Array {
     /// This array converted to `dtype` (a no-op when it already has it).
     pub fn astype(&self, dtype: DType) -> Result<Array> {
@@ -181,6 +233,9 @@ impl Array {
         };
         let (a, b) = (self.astype(compute)?, other.astype(compute)?);
         let shape = broadcast_shapes(op.name(), a.shape(), b.shape())?;
+        if let Some(r) = single_device_binary(op, &a, &b, &shape, compute, out) {
+            return r;
+        }
         let (sharding, targets) = if a.shape() == shape.as_slice() {
             (a.sharding().clone(), targets_of(&a))
         } else if b.shape() == shape.as_slice() && !b.is_single_device() {
