@@ -51,3 +51,8 @@ const _: () = {
     assert_send_sync::<Array>();
     assert_send_sync::<Device>();
 };
+
+/// The README's examples compile and run as doc tests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
