@@ -22,12 +22,17 @@ use std::sync::Arc;
 
 pub use ops::Axes;
 
+/// A global slice: one range per axis (inline for up to 4 axes).
+pub(crate) type Region = SmallVec<[Range<usize>; 4]>;
+/// An array's shards (inline for the common single-device case: no allocation).
+pub(crate) type Shards = SmallVec<[ShardData; 1]>;
+
 /// One device's part of an array.
 #[derive(Clone)]
 pub(crate) struct ShardData {
     pub device: Device,
     /// The global slice this shard holds.
-    pub index: Vec<Range<usize>>,
+    pub index: Region,
     pub buffer: Arc<dyn DeviceBuffer>,
     /// View of `buffer` with the shape of `index`.
     pub layout: Layout,
@@ -50,7 +55,7 @@ struct Inner {
     shape: Dims,
     dtype: DType,
     sharding: Sharding,
-    shards: Vec<ShardData>,
+    shards: Shards,
     read_only: bool,
 }
 
@@ -92,14 +97,14 @@ impl Array {
         shape: &[usize],
         dtype: DType,
         sharding: Sharding,
-        shards: Vec<ShardData>,
+        shards: impl Into<Shards>,
         read_only: bool,
     ) -> Array {
         Array(Arc::new(Inner {
             shape: SmallVec::from_slice(shape),
             dtype,
             sharding,
-            shards,
+            shards: shards.into(),
             read_only,
         }))
     }
@@ -112,20 +117,22 @@ impl Array {
         layout: Layout,
     ) -> Array {
         let kind = buffer.memory_kind();
-        let shape = layout.shape().to_vec();
-        let index = shape.iter().map(|&n| 0..n).collect();
-        Array::from_shards(
-            &shape,
+        let index = layout.shape().iter().map(|&n| 0..n).collect();
+        let shape: Dims = SmallVec::from_slice(layout.shape());
+        let mut shards = Shards::new();
+        shards.push(ShardData {
+            device: device.clone(),
+            index,
+            buffer,
+            layout,
+        });
+        Array(Arc::new(Inner {
+            shape,
             dtype,
-            Sharding::SingleDevice(device.clone(), kind),
-            vec![ShardData {
-                device,
-                index,
-                buffer,
-                layout,
-            }],
-            false,
-        )
+            sharding: Sharding::SingleDevice(device, kind),
+            shards,
+            read_only: false,
+        }))
     }
 
     pub(crate) fn shard_data(&self) -> &[ShardData] {
@@ -194,7 +201,7 @@ impl Array {
             shards.push(ShardData {
                 device,
                 layout: Layout::contiguous(&sub),
-                index,
+                index: index.into(),
                 buffer,
             });
         }
@@ -292,7 +299,7 @@ impl Array {
             .iter()
             .map(|s| Shard {
                 device: s.device.clone(),
-                index: s.index.clone(),
+                index: s.index.to_vec(),
                 data: Array::from_buffer(
                     s.device.clone(),
                     self.dtype(),
@@ -454,7 +461,7 @@ impl Array {
             .map(|s| {
                 Ok(ShardData {
                     device: s.device.clone(),
-                    index: perm.iter().map(|&p| s.index[p].clone()).collect(),
+                    index: perm.iter().map(|&p| s.index[p].clone()).collect::<Region>(),
                     buffer: s.buffer.clone(),
                     layout: s.layout.permute(perm)?,
                 })

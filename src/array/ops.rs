@@ -4,7 +4,7 @@
 
 use super::layout::{Layout, broadcast_shapes, normalize_axis};
 use super::sharding::{PartitionSpec, Sharding};
-use super::{Array, ShardData};
+use super::{Array, Region, ShardData};
 use crate::backends::{BinaryOp, Device, MemoryKind, ReduceOp, TensorRef, UnaryOp};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
@@ -41,7 +41,7 @@ impl From<Vec<isize>> for Axes {
 struct Target {
     device: Device,
     kind: MemoryKind,
-    index: Vec<Range<usize>>,
+    index: Region,
 }
 
 /// Shards with at least this many elements in total run on one thread each.

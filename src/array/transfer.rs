@@ -98,7 +98,7 @@ impl Array {
         if let Some(s) = holders().find(same_place) {
             return Ok(ShardData {
                 device: device.clone(),
-                index: region.to_vec(),
+                index: region.iter().cloned().collect(),
                 buffer: s.buffer.clone(),
                 layout: sub_view(s, region)?,
             });
@@ -115,7 +115,7 @@ impl Array {
             let buffer = device.backend().copy(t, device.index(), kind)?;
             return Ok(ShardData {
                 device: device.clone(),
-                index: region.to_vec(),
+                index: region.iter().cloned().collect(),
                 buffer,
                 layout: Layout::contiguous(&shape),
             });
@@ -127,7 +127,7 @@ impl Array {
         let buffer = device.backend().upload(device.index(), kind, &bytes)?;
         Ok(ShardData {
             device: device.clone(),
-            index: region.to_vec(),
+            index: region.iter().cloned().collect(),
             buffer,
             layout: Layout::contiguous(&shape),
         })
