@@ -56,6 +56,15 @@ pub enum Error {
     /// An argument is invalid for a reason not covered above.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// The data cannot be exported or imported as DLPack (Python's `BufferError`).
+    #[error(transparent)]
+    Buffer(#[from] BufferError),
+    /// A DLPack exchange needs a copy, but `copy=false` forbids it (Python's `ValueError`).
+    #[error("{0}")]
+    CopyRequired(String),
+    /// A DLPack tensor handed to `from_dlpack` is malformed.
+    #[error("invalid DLPack tensor: {0}")]
+    InvalidDlpack(String),
     /// A host read asked for a Rust type that does not match the array's dtype.
     #[error("type mismatch: array has dtype {array}, requested {requested}")]
     ElementType { array: DType, requested: DType },
@@ -73,4 +82,38 @@ impl Error {
     pub(crate) fn invalid(msg: impl Into<String>) -> Self {
         Error::InvalidArgument(msg.into())
     }
+}
+
+/// Why an array cannot be exchanged through DLPack. The messages are JAX's (and NumPy's)
+/// exact strings, so code matching on them behaves the same with dlarray.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BufferError {
+    #[error("__dlpack__ only supported for unsharded arrays.")]
+    Sharded,
+    #[error("Unknown GPU platform for __dlpack__: {0}")]
+    UnknownGpuPlatform(String),
+    #[error("Couldn't get local_hardware_id for __dlpack__")]
+    NoHardwareId,
+    #[error("__dlpack__ device only supported for TPU pinned host memory")]
+    TpuDeviceMemory,
+    #[error("__dlpack__ device only supported for CPU, GPU and TPU pinned host, got platform: {0}")]
+    UnsupportedPlatform(String),
+    #[error(
+        "The device specification passed to to_dlpack contains an unsupported device type \
+         (DLDeviceType: {0})"
+    )]
+    UnsupportedDeviceType(i32),
+    #[error(
+        "dlarray does not support any version below (0, 5) but version (({0}, {1})) was requested."
+    )]
+    VersionTooOld(u32, u32),
+    #[error(
+        "Cannot export readonly array since signalling readonly is unsupported by DLPack \
+         (supported by newer DLPack version)."
+    )]
+    ReadOnlyLegacy,
+    /// Another reason, with its message.
+    #[error("{0}")]
+    Other(String),
 }

@@ -24,6 +24,7 @@
 
 pub mod array;
 pub mod backends;
+pub mod dlpack;
 pub mod dtype;
 pub mod error;
 pub mod interop;
@@ -36,8 +37,10 @@ pub use backends::{
     Backend, BackendStatus, BinaryOp, Device, DeviceBuffer, DeviceDesc, MemoryKind, ReduceOp,
     TensorRef, UnaryOp, backends, devices, get_device, register_backend,
 };
+pub use dlpack::ffi::{DLDevice, DLDeviceType};
+pub use dlpack::{DLPackTensor, DlpackPolicy, ExportOptions, RawDLPack, set_dlpack_policy};
 pub use dtype::{DType, Element, Scalar};
-pub use error::{Error, Result};
+pub use error::{BufferError, Error, Result};
 
 /// Host-memory building blocks for backends that compute on host RAM (used by the CPU and
 /// TPU-host backends; available to users writing their own).

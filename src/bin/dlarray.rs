@@ -66,9 +66,25 @@ fn kinds(d: &Device) -> String {
         .join(",")
 }
 
+/// The DLPack device of each memory kind, or the exact BufferError.
+fn dlpack_column(d: &Device) -> String {
+    let one = |k: dlarray::MemoryKind| match dlarray::dlpack::dlpack_device_of(d, k) {
+        Ok(dl) => format!("{dl:?}"),
+        Err(e) => format!("BufferError: {e}"),
+    };
+    match d.memory_kinds() {
+        [k] => one(*k),
+        ks => ks
+            .iter()
+            .map(|&k| format!("{k}: {}", one(k)))
+            .collect::<Vec<_>>()
+            .join("; "),
+    }
+}
+
 fn devices() -> Result<()> {
     let devices = dlarray::devices()?;
-    let rows: Vec<[String; 5]> = devices
+    let rows: Vec<[String; 6]> = devices
         .iter()
         .map(|d| {
             [
@@ -77,6 +93,7 @@ fn devices() -> Result<()> {
                 d.platform().to_string(),
                 d.platform_version(),
                 kinds(d),
+                dlpack_column(d),
             ]
         })
         .collect();
@@ -86,6 +103,7 @@ fn devices() -> Result<()> {
         "platform",
         "platform_version",
         "memory_kinds",
+        "dlpack",
     ];
     let mut width = header.map(str::len);
     for r in &rows {

@@ -1,0 +1,337 @@
+//! Array -> DLPack: version negotiation, device and copy rules, the host-copy fallback, and
+//! the managed tensors we hand out (their deleter frees what we allocated, exactly once).
+
+use super::device::{dlpack_device_for, dlpack_device_of};
+use super::ffi::*;
+use super::tensor::{DLPackTensor, Owned};
+use super::{DlpackPolicy, dlpack_policy};
+use crate::array::Array;
+use crate::array::layout::Layout;
+use crate::backends::host::{HostBuffer, HostPool, physical_memory};
+use crate::backends::{DeviceBuffer, MemoryKind};
+use crate::error::{BufferError, Error, Result};
+use std::ffi::c_void;
+use std::ptr::NonNull;
+use std::sync::{Arc, OnceLock};
+
+/// How to export (the array API's `__dlpack__` keywords, plus the fallback policy).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExportOptions {
+    /// Highest DLPack version the consumer understands: `None` or major 0 gives the legacy
+    /// `DLManagedTensor`, `>= (1, 0)` a `DLManagedTensorVersioned` of version 1.3; below
+    /// `(0, 5)` is refused.
+    pub max_version: Option<(u32, u32)>,
+    /// Where the consumer wants the data (`None`: where it is).
+    pub dl_device: Option<DLDevice>,
+    /// `Some(true)`: always copy; `Some(false)`: never; `None`: only if needed.
+    pub copy: Option<bool>,
+    /// The consumer's stream (must be `None` for host memory).
+    pub stream: Option<i64>,
+    /// Overrides the process-wide [`DlpackPolicy`].
+    pub policy: Option<DlpackPolicy>,
+}
+
+/// What the export hands out: the data to describe and where it is.
+struct Plan {
+    buffer: Arc<dyn DeviceBuffer>,
+    layout: Layout,
+    device: DLDevice,
+    copied: bool,
+    fallback: Option<BufferError>,
+}
+
+/// Host memory for export copies: a pool of its own, so repeated fallbacks reuse pages.
+fn export_pool() -> &'static Arc<HostPool> {
+    static POOL: OnceLock<Arc<HostPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        HostPool::new(
+            "dlpack host copy".into(),
+            physical_memory(),
+            crate::backends::cpu::pool_bytes(),
+        )
+    })
+}
+
+impl Array {
+    /// JAX's `__dlpack_device__`: where this array would be exported, or the exact
+    /// `BufferError` saying why it cannot be.
+    pub fn dlpack_device(&self) -> Result<DLDevice, BufferError> {
+        let shards = self.shard_data();
+        let Some(s) = self.single() else {
+            return dlpack_device_for(shards.len(), "", "", MemoryKind::Device, None);
+        };
+        dlpack_device_of(&s.device, s.memory_kind())
+    }
+
+    /// Host memory the host can address directly (CPU, pinned host memory).
+    fn host_addressable(&self) -> bool {
+        self.single().is_some_and(|s| {
+            s.buffer.host_ptr().is_some()
+                && (s.device.platform() == "cpu" || s.memory_kind().is_host())
+        })
+    }
+
+    /// Exports with default options: legacy ABI, in place where possible, else (under the
+    /// default policy) a host copy.
+    pub fn to_dlpack(&self) -> Result<DLPackTensor> {
+        self.to_dlpack_with(ExportOptions::default())
+    }
+
+    /// Exports as DLPack following the array API's `__dlpack__` rules.
+    pub fn to_dlpack_with(&self, o: ExportOptions) -> Result<DLPackTensor> {
+        let versioned = match o.max_version {
+            None => false,
+            Some((major, minor)) if (major, minor) < (0, 5) => {
+                return Err(BufferError::VersionTooOld(major, minor).into());
+            }
+            Some((major, _)) => major >= 1,
+        };
+        if let Some(d) = o.dl_device {
+            if d.device_type.name().is_none() {
+                return Err(BufferError::UnsupportedDeviceType(d.device_type.0).into());
+            }
+        }
+        let plan = self.plan(&o)?;
+        if o.stream.is_some() && plan.device.device_type.is_host() {
+            return Err(Error::invalid(format!(
+                "stream must be None for host memory ({:?}), got {:?}",
+                plan.device, o.stream
+            )));
+        }
+        let read_only = self.is_read_only() && !plan.copied;
+        if read_only && !versioned {
+            return Err(BufferError::ReadOnlyLegacy.into());
+        }
+        if let Some(reason) = &plan.fallback {
+            log::debug!("DLPack export of {self:?} copied to host: {reason}");
+        }
+        let mut flags = 0;
+        if read_only {
+            flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
+        }
+        if plan.copied {
+            flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
+        }
+        Ok(build(plan, self.dtype(), versioned, flags))
+    }
+
+    fn plan(&self, o: &ExportOptions) -> Result<Plan> {
+        let policy = o.policy.unwrap_or_else(dlpack_policy);
+        let native = self.dlpack_device();
+        let in_place = |device: DLDevice| -> Result<Plan> {
+            let s = self.single().ok_or(BufferError::Sharded)?;
+            if s.buffer.host_ptr().is_none() && s.buffer.device_ptr().is_none() {
+                return Err(BufferError::Other(format!(
+                    "buffers of backend `{}` have no raw address to export",
+                    s.device.backend_name()
+                ))
+                .into());
+            }
+            s.device.backend().synchronize(s.device.index())?;
+            if o.copy == Some(true) {
+                let t = s.tensor(self.dtype());
+                let buffer = s
+                    .device
+                    .backend()
+                    .copy(t, s.device.index(), s.memory_kind())?;
+                return Ok(Plan {
+                    buffer,
+                    layout: Layout::contiguous(self.shape()),
+                    device,
+                    copied: true,
+                    fallback: None,
+                });
+            }
+            Ok(Plan {
+                buffer: s.buffer.clone(),
+                layout: s.layout.clone(),
+                device,
+                copied: false,
+                fallback: None,
+            })
+        };
+        match (native, o.dl_device) {
+            (Ok(here), None) => in_place(here),
+            (Ok(here), Some(want)) if want == here => in_place(here),
+            (Ok(_), Some(DLDevice::CPU)) if self.host_addressable() => in_place(DLDevice::CPU),
+            (Err(reason), None) => {
+                if policy == DlpackPolicy::Strict || o.copy == Some(false) {
+                    return Err(reason.into());
+                }
+                self.host_copy(Some(reason))
+            }
+            (native, Some(want)) => {
+                if o.copy == Some(false) {
+                    let src = match native {
+                        Ok(d) => format!("{d:?}"),
+                        Err(_) => format!("{:?}", self.devices()),
+                    };
+                    return Err(Error::CopyRequired(format!(
+                        "Specified device={want:?} which requires a copy since the source \
+                         device is {src}, however copy=False. Set copy=True or copy=None to \
+                         perform the requested operation."
+                    )));
+                }
+                if want == DLDevice::CPU {
+                    return self.host_copy(None);
+                }
+                self.copy_to(want)
+            }
+        }
+    }
+
+    /// Everything gathered into fresh host memory, exported as `(kDLCPU, 0)`.
+    fn host_copy(&self, fallback: Option<BufferError>) -> Result<Plan> {
+        let bytes = self.size() * self.dtype().size_in_bytes();
+        let mut buf: HostBuffer = export_pool().alloc(bytes, 0, MemoryKind::UnpinnedHost)?;
+        // SAFETY: `buf` was just allocated with `bytes` bytes and is not shared yet; every
+        // byte is written by the gather before the buffer is read.
+        let dst = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr(), bytes) };
+        self.read_bytes(dst)?;
+        Ok(Plan {
+            buffer: Arc::new(buf),
+            layout: Layout::contiguous(self.shape()),
+            device: DLDevice::CPU,
+            copied: true,
+            fallback,
+        })
+    }
+
+    /// A copy onto the device whose DLPack device is `want`.
+    fn copy_to(&self, want: DLDevice) -> Result<Plan> {
+        for device in crate::backends::devices()? {
+            for &kind in device.memory_kinds() {
+                if dlpack_device_of(&device, kind) == Ok(want) {
+                    let moved = self.device_put(&crate::Sharding::SingleDevice(device, kind))?;
+                    let s = moved.single().ok_or(BufferError::Sharded)?;
+                    let t = s.tensor(self.dtype());
+                    let buffer = s.device.backend().copy(t, s.device.index(), kind)?;
+                    return Ok(Plan {
+                        buffer,
+                        layout: Layout::contiguous(self.shape()),
+                        device: want,
+                        copied: true,
+                        fallback: None,
+                    });
+                }
+            }
+        }
+        Err(BufferError::Other(format!("no device for DLPack device {want:?} is available")).into())
+    }
+}
+
+/// What we allocate per export; the managed tensor comes first so the deleter can recover
+/// the whole from the pointer it is given.
+#[repr(C)]
+struct Holder<M> {
+    managed: M,
+    /// `shape` then `strides` (`2 * ndim` entries).
+    dims: Box<[i64]>,
+    _keep: Arc<dyn DeviceBuffer>,
+}
+
+unsafe extern "C" fn delete_legacy(p: *mut DLManagedTensor) {
+    if p.is_null() {
+        return;
+    }
+    // A panic must not unwind into C.
+    let _ = std::panic::catch_unwind(|| {
+        // SAFETY: `p` is the `managed` field (offset 0, repr(C)) of a Box<Holder> we leaked in
+        // `build`; DLPack calls the deleter once, so this Box is reclaimed once.
+        drop(unsafe { Box::from_raw(p as *mut Holder<DLManagedTensor>) })
+    });
+}
+
+unsafe extern "C" fn delete_versioned(p: *mut DLManagedTensorVersioned) {
+    if p.is_null() {
+        return;
+    }
+    let _ = std::panic::catch_unwind(|| {
+        // SAFETY: as in `delete_legacy`.
+        drop(unsafe { Box::from_raw(p as *mut Holder<DLManagedTensorVersioned>) })
+    });
+}
+
+fn build(plan: Plan, dtype: crate::DType, versioned: bool, flags: u64) -> DLPackTensor {
+    let ndim = plan.layout.ndim();
+    let mut dims: Box<[i64]> = plan
+        .layout
+        .shape()
+        .iter()
+        .map(|&d| d as i64)
+        .chain(plan.layout.strides().iter().map(|&s| s as i64))
+        .collect();
+    let item = dtype.size_in_bytes();
+    let data: *mut c_void = if plan.layout.size() == 0 {
+        std::ptr::null_mut()
+    } else {
+        let base = plan
+            .buffer
+            .host_ptr()
+            .map(|p| p as usize)
+            .or(plan.buffer.device_ptr().map(|p| p as usize))
+            .unwrap_or(0);
+        (base + plan.layout.offset() * item) as *mut c_void
+    };
+    let (code, bits) = dtype.dlpack_code_bits();
+    let (shape, strides) = if ndim == 0 {
+        (std::ptr::null_mut(), std::ptr::null_mut())
+    } else {
+        let p = dims.as_mut_ptr();
+        // SAFETY: `dims` holds 2 * ndim entries; the second half starts at ndim.
+        (p, unsafe { p.add(ndim) })
+    };
+    let dl_tensor = DLTensor {
+        data,
+        device: plan.device,
+        ndim: ndim as i32,
+        dtype: DLDataType {
+            code,
+            bits,
+            lanes: 1,
+        },
+        shape,
+        strides,
+        byte_offset: 0,
+    };
+    let keep = plan.buffer;
+    let owned = if versioned {
+        let holder = Box::new(Holder {
+            managed: DLManagedTensorVersioned {
+                version: DLPackVersion {
+                    major: DLPACK_MAJOR_VERSION,
+                    minor: DLPACK_MINOR_VERSION,
+                },
+                manager_ctx: std::ptr::null_mut(),
+                deleter: Some(delete_versioned),
+                flags,
+                dl_tensor,
+            },
+            dims,
+            _keep: keep,
+        });
+        let p = Box::into_raw(holder);
+        // SAFETY: `p` is non-null (from Box::into_raw); manager_ctx points at the holder.
+        unsafe {
+            (*p).managed.manager_ctx = p as *mut c_void;
+            Owned::Versioned(NonNull::new_unchecked(p as *mut DLManagedTensorVersioned))
+        }
+    } else {
+        let holder = Box::new(Holder {
+            managed: DLManagedTensor {
+                dl_tensor,
+                manager_ctx: std::ptr::null_mut(),
+                deleter: Some(delete_legacy),
+            },
+            dims,
+            _keep: keep,
+        });
+        let p = Box::into_raw(holder);
+        // SAFETY: as above.
+        unsafe {
+            (*p).managed.manager_ctx = p as *mut c_void;
+            Owned::Legacy(NonNull::new_unchecked(p as *mut DLManagedTensor))
+        }
+    };
+    DLPackTensor::from_owned(owned, plan.fallback)
+}

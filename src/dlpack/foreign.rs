@@ -1,0 +1,173 @@
+//! Memory owned by someone else (a DLPack producer, an `ndarray`), wrapped as a device buffer
+//! without copying. The owner is dropped, exactly once, when the last array using it goes.
+
+use crate::array::Array;
+use crate::array::layout::{Layout, for_each_run};
+use crate::backends::{Device, DeviceBuffer, MemoryKind};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+/// Keeps foreign memory alive; dropping it releases the memory (e.g. calls a DLPack deleter).
+pub(crate) type Owner = Box<dyn Send + Sync>;
+
+/// A foreign allocation seen as a buffer of `len` bytes from `ptr`.
+pub(crate) struct ForeignBuffer {
+    ptr: *const u8,
+    len: usize,
+    device: usize,
+    kind: MemoryKind,
+    /// True when `ptr` is a host address, false for a device address.
+    host: bool,
+    _owner: Owner,
+}
+
+// SAFETY: the memory is only read through this buffer, and owners are Send + Sync.
+unsafe impl Send for ForeignBuffer {}
+// SAFETY: as above.
+unsafe impl Sync for ForeignBuffer {}
+
+impl fmt::Debug for ForeignBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "ForeignBuffer({} bytes at {:p}, {})",
+            self.len, self.ptr, self.kind
+        )
+    }
+}
+
+impl DeviceBuffer for ForeignBuffer {
+    fn device_index(&self) -> usize {
+        self.device
+    }
+    fn memory_kind(&self) -> MemoryKind {
+        self.kind
+    }
+    fn len_bytes(&self) -> usize {
+        self.len
+    }
+    fn alignment(&self) -> usize {
+        1 << (self.ptr as usize).trailing_zeros().min(12)
+    }
+    fn host_ptr(&self) -> Option<*const u8> {
+        self.host.then_some(self.ptr)
+    }
+    fn device_ptr(&self) -> Option<u64> {
+        (!self.host).then_some(self.ptr as u64)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// What a wrap describes: element `[0, .., 0]` at `data`, then shape and element strides.
+pub(crate) struct Strided<'a> {
+    pub data: *const u8,
+    pub shape: &'a [usize],
+    pub strides: &'a [isize],
+    pub dtype: DType,
+}
+
+/// Wraps foreign memory as a single-device array without copying it, where our kernels can
+/// read it in place (host memory aligned for the dtype); otherwise copies it to `device` and
+/// releases the owner at once.
+///
+/// # Safety
+/// Every element the shape and strides address from `data` must be readable (for host
+/// memory) and stay unchanged while `owner` lives.
+pub(crate) unsafe fn wrap(
+    t: Strided<'_>,
+    device: &Device,
+    kind: MemoryKind,
+    host: bool,
+    owner: Owner,
+) -> Result<Array> {
+    let item = t.dtype.size_in_bytes();
+    let size = crate::array::layout::checked_size(t.shape)?;
+    if size == 0 {
+        drop(owner);
+        let buffer = device.backend().upload(device.index(), kind, &[])?;
+        return Ok(Array::from_buffer(
+            device.clone(),
+            t.dtype,
+            buffer,
+            Layout::contiguous(t.shape),
+        ));
+    }
+    // Size-1 axes are stride-agnostic: producers send anything there (0, 1, garbage).
+    let strides: Vec<isize> = t
+        .shape
+        .iter()
+        .zip(t.strides)
+        .map(|(&d, &s)| if d == 1 { 0 } else { s })
+        .collect();
+    let (mut lo, mut hi) = (0i128, 0i128);
+    for (&d, &s) in t.shape.iter().zip(&strides) {
+        let reach = (d as i128 - 1) * s as i128;
+        if reach < 0 { lo += reach } else { hi += reach }
+    }
+    let span = hi - lo + 1;
+    let bytes = span * item as i128;
+    let base = t.data as i128 + lo * item as i128;
+    if bytes > isize::MAX as i128 || base < 0 || base + bytes > usize::MAX as i128 {
+        return Err(Error::InvalidDlpack(format!(
+            "shape {:?} with strides {:?} addresses memory outside the address space",
+            t.shape, t.strides
+        )));
+    }
+    let layout = Layout::from_parts(t.shape, &strides, (-lo) as usize, span as usize)?;
+    let (base, bytes) = (base as usize as *const u8, bytes as usize);
+    if host {
+        if t.dtype == DType::Bool {
+            // SAFETY: the caller guarantees the addressed elements are readable.
+            unsafe { check_bools(base, &layout)? };
+        }
+        if base as usize % item.min(8) != 0 {
+            // Kernels read whole elements: copy misaligned data (as JAX does for copy=None).
+            // SAFETY: the span [base, base + bytes) holds every addressed element; the
+            // caller guarantees it is readable.
+            let src = unsafe { std::slice::from_raw_parts(base, bytes) };
+            let buffer = device.backend().upload(device.index(), kind, src)?;
+            drop(owner);
+            return Ok(Array::from_buffer(device.clone(), t.dtype, buffer, layout));
+        }
+    }
+    let buffer = Arc::new(ForeignBuffer {
+        ptr: base,
+        len: bytes,
+        device: device.index(),
+        kind,
+        host,
+        _owner: owner,
+    });
+    Ok(Array::from_buffer(device.clone(), t.dtype, buffer, layout))
+}
+
+/// Rust `bool` must be 0 or 1: reject foreign bytes that are not.
+///
+/// # Safety
+/// Every element `layout` addresses from `base` must be readable.
+unsafe fn check_bools(base: *const u8, layout: &Layout) -> Result<()> {
+    let mut bad = false;
+    for_each_run(
+        layout.shape(),
+        [layout.strides()],
+        [layout.offset() as isize],
+        0..layout.size(),
+        |[off], len, [st]| {
+            for j in 0..len as isize {
+                // SAFETY: an offset the layout addresses; readable per the contract.
+                bad |= unsafe { *base.offset(off + j * st) } > 1;
+            }
+        },
+    );
+    if bad {
+        return Err(Error::InvalidDlpack(
+            "a bool tensor holds a byte other than 0 or 1".into(),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,191 @@
+//! DLPack -> Array: every field validated (never undefined behaviour on a bad tensor), then a
+//! zero-copy wrap on the matching device; the producer's deleter runs exactly once, when the
+//! last array using the memory drops (or at once, on any failure).
+
+use super::device::dlpack_device_of;
+use super::ffi::*;
+use super::foreign::{Strided, wrap};
+use super::tensor::{DLPackTensor, Owned, RawDLPack};
+use crate::array::Array;
+use crate::backends::{Device, MemoryKind};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+
+/// Calls the deleter when dropped: held from the moment we own a tensor, so that every exit
+/// (success or any error) releases it exactly once.
+struct Guard(Owned);
+// SAFETY: DLPack deleters may run on any thread.
+unsafe impl Send for Guard {}
+// SAFETY: the guard is never read through a shared reference.
+unsafe impl Sync for Guard {}
+impl Drop for Guard {
+    fn drop(&mut self) {
+        // SAFETY: the guard is the tensor's only owner, and drops once.
+        unsafe { self.0.delete() }
+    }
+}
+
+/// Most axes accepted (NumPy's limit).
+const MAX_NDIM: i32 = 64;
+
+fn bad(msg: impl Into<String>) -> Error {
+    Error::InvalidDlpack(msg.into())
+}
+
+fn dtype_of(t: &DLTensor) -> Result<DType> {
+    let DLDataType { code, bits, lanes } = t.dtype;
+    if lanes != 1 {
+        return Err(bad(format!("lanes must be 1, got {lanes}")));
+    }
+    DType::from_dlpack_code_bits(code, bits).ok_or_else(|| {
+        let known = matches!(code, 0 | 1 | 2 | 4 | 5 | 6);
+        if known {
+            bad(format!(
+                "{bits} bits is not a supported width for DLPack type code {code}"
+            ))
+        } else {
+            bad(format!(
+                "unknown or unsupported DLPack type code {code} ({bits} bits)"
+            ))
+        }
+    })
+}
+
+/// The device that holds imported memory of DLPack device `d`.
+fn target_device(d: DLDevice) -> Result<(Device, MemoryKind, bool)> {
+    let devices = crate::backends::devices()?;
+    if d.device_type.name().is_none() {
+        return Err(bad(format!(
+            "unknown DLPack device type {}",
+            d.device_type.0
+        )));
+    }
+    // A backend whose memory maps to exactly this DLPack device (pinned host of CUDA, ROCm or
+    // TPU; device memory of a GPU backend).
+    for dev in &devices {
+        for &kind in dev.memory_kinds() {
+            if d.device_type != DLDeviceType::kDLCPU && dlpack_device_of(dev, kind) == Ok(d) {
+                return Ok((dev.clone(), kind, d.device_type.is_host()));
+            }
+        }
+    }
+    if d.device_type.is_host() {
+        // Host memory of a runtime we do not have (or plain CPU memory): the CPU holds it.
+        let cpu = devices
+            .iter()
+            .find(|dev| dev.platform() == "cpu")
+            .ok_or_else(|| bad("no CPU device is available to hold imported host memory"))?;
+        return Ok((cpu.clone(), cpu.default_memory_kind(), true));
+    }
+    Err(bad(format!(
+        "no available device matches DLPack device {d:?}"
+    )))
+}
+
+impl Array {
+    /// Imports a DLPack tensor without copying where the memory allows (see the module docs).
+    pub fn from_dlpack(tensor: DLPackTensor) -> Result<Array> {
+        let owned = tensor.into_owned();
+        // SAFETY: a DLPackTensor's contract (from_raw, or our own export) makes the pointer
+        // live, owned, with ndim-long shape/strides arrays.
+        unsafe { import(owned) }
+    }
+
+    /// Imports a raw managed tensor, taking ownership: its deleter is called exactly once,
+    /// also when the import fails.
+    ///
+    /// # Safety
+    /// As [`DLPackTensor::from_raw`]: a live managed tensor of the stated ABI, owned by the
+    /// caller, with `ndim`-long shape/strides arrays, and data readable for every element the
+    /// shape and strides address.
+    pub unsafe fn from_dlpack_raw(raw: RawDLPack) -> Result<Array> {
+        // SAFETY: forwarded contract.
+        let t = unsafe { DLPackTensor::from_raw(raw)? };
+        Array::from_dlpack(t)
+    }
+}
+
+/// # Safety
+/// See `Array::from_dlpack_raw`.
+unsafe fn import(owned: Owned) -> Result<Array> {
+    let guard = Guard(owned);
+    // SAFETY: live per the contract; for versioned tensors only the stable header is read
+    // before the version check.
+    let (t, legacy_strides_ok, read_only) = unsafe {
+        match owned {
+            Owned::Legacy(p) => ((*p.as_ptr()).dl_tensor, true, false),
+            Owned::Versioned(p) => {
+                let m = &*p.as_ptr();
+                if m.version.major != DLPACK_MAJOR_VERSION {
+                    return Err(bad(format!(
+                        "DLPack major version {} is not supported (dlarray speaks {}.{})",
+                        m.version.major, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION
+                    )));
+                }
+                (
+                    m.dl_tensor,
+                    m.version.minor < 2,
+                    m.flags & DLPACK_FLAG_BITMASK_READ_ONLY != 0,
+                )
+            }
+        }
+    };
+    if t.ndim < 0 || t.ndim > MAX_NDIM {
+        return Err(bad(format!(
+            "ndim must be in 0..={MAX_NDIM}, got {}",
+            t.ndim
+        )));
+    }
+    let ndim = t.ndim as usize;
+    let dtype = dtype_of(&t)?;
+    if ndim > 0 && t.shape.is_null() {
+        return Err(bad(format!("shape is NULL for ndim {ndim}")));
+    }
+    // SAFETY: non-NULL and ndim long per the contract.
+    let raw_shape: &[i64] = if ndim == 0 {
+        &[]
+    } else {
+        unsafe { std::slice::from_raw_parts(t.shape, ndim) }
+    };
+    let mut shape = Vec::with_capacity(ndim);
+    for &d in raw_shape {
+        shape.push(
+            usize::try_from(d).map_err(|_| bad(format!("negative dimension in {raw_shape:?}")))?,
+        );
+    }
+    let size = crate::array::layout::checked_size(&shape)
+        .map_err(|_| bad(format!("shape {raw_shape:?} overflows")))?;
+    let strides: Vec<isize> = if ndim == 0 {
+        Vec::new()
+    } else if t.strides.is_null() {
+        if !legacy_strides_ok {
+            return Err(bad(format!(
+                "strides are NULL for ndim {ndim}, which DLPack 1.2 and later forbid"
+            )));
+        }
+        crate::array::layout::contiguous_strides(&shape).to_vec()
+    } else {
+        // SAFETY: non-NULL and ndim long per the contract.
+        let s = unsafe { std::slice::from_raw_parts(t.strides, ndim) };
+        s.iter()
+            .map(|&v| isize::try_from(v).map_err(|_| bad(format!("stride {v} overflows"))))
+            .collect::<Result<_>>()?
+    };
+    if size > 0 && t.data.is_null() {
+        return Err(bad(format!("data is NULL for a tensor of {size} elements")));
+    }
+    let data = (t.data as usize)
+        .checked_add(usize::try_from(t.byte_offset).map_err(|_| bad("byte_offset overflows"))?)
+        .ok_or_else(|| bad("data + byte_offset overflows"))?;
+    let (device, kind, host) = target_device(t.device)?;
+    let strided = Strided {
+        data: data as *const u8,
+        shape: &shape,
+        strides: &strides,
+        dtype,
+    };
+    // SAFETY: the producer guarantees the addressed elements are readable and unchanged
+    // while it owns the memory; the guard keeps ownership until the array drops.
+    let array = unsafe { wrap(strided, &device, kind, host, Box::new(guard))? };
+    Ok(array.with_read_only(read_only))
+}
