@@ -2,6 +2,8 @@
 //! comparison that knows each dtype's precision.
 #![allow(dead_code)]
 
+pub mod fake;
+
 use dlarray::{Array, DType, Device, Element, Scalar};
 
 /// The array's elements as scalars (row-major).
