@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 # here (and their name to DLARRAY_REQUIRE below).
 need_pkgs=()
 command -v cc >/dev/null || need_pkgs+=(build-essential)
+command -v valgrind >/dev/null || need_pkgs+=(valgrind)
 if ((${#need_pkgs[@]})); then
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
   $sudo apt-get update -qq
@@ -27,3 +28,18 @@ command -v cargo >/dev/null || {
 export DLARRAY_REQUIRE="${DLARRAY_REQUIRE:-cpu,tpu}"
 echo "DLARRAY_REQUIRE=$DLARRAY_REQUIRE"
 cargo test --all-features "$@"
+
+# --- memory checks -------------------------------------------------------------------------
+# The DLPack test binaries hand raw pointers across an FFI boundary: run them under valgrind
+# memcheck; any error or definite leak fails the run.
+if [ $# -eq 0 ]; then
+  bins=$(cargo test --all-features --no-run --message-format=json \
+           --test dlpack_import --test dlpack_export --test dlpack_policy 2>/dev/null |
+         grep -o '"executable":"[^"]*dlpack_[^"]*"' | cut -d'"' -f4)
+  [ -n "$bins" ] || { echo "no dlpack test binaries found" >&2; exit 1; }
+  for b in $bins; do
+    echo "== valgrind memcheck: $(basename "$b")"
+    valgrind -q --error-exitcode=99 --leak-check=full \
+      --errors-for-leak-kinds=definite --show-leak-kinds=definite "$b" --test-threads=2
+  done
+fi

@@ -86,7 +86,9 @@ impl DLPackTensor {
     }
 
     /// Hands ownership to the caller (a consumer), who must call the deleter exactly once.
-    pub fn into_raw(self) -> RawDLPack {
+    pub fn into_raw(mut self) -> RawDLPack {
+        // Forgetting self must not leak the fields it owns besides the tensor.
+        self.fallback = None;
         let raw = match self.owned {
             Owned::Legacy(p) => RawDLPack::Legacy(p.as_ptr()),
             Owned::Versioned(p) => RawDLPack::Versioned(p.as_ptr()),
@@ -95,7 +97,8 @@ impl DLPackTensor {
         raw
     }
 
-    pub(crate) fn into_owned(self) -> Owned {
+    pub(crate) fn into_owned(mut self) -> Owned {
+        self.fallback = None;
         let o = self.owned;
         std::mem::forget(self);
         o
