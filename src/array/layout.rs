@@ -15,7 +15,7 @@ pub type Dims = SmallVec<[usize; 4]>;
 pub type Strides = SmallVec<[isize; 4]>;
 
 /// A strided view of a buffer.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Layout {
     shape: Dims,
     strides: Strides,
@@ -164,6 +164,18 @@ pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Di
         };
     }
     Ok(out)
+}
+
+impl Clone for Layout {
+    // By hand: SmallVec's derived clone goes element by element; these are plain copies, and
+    // layouts are cloned on every op and export.
+    fn clone(&self) -> Self {
+        Layout {
+            shape: SmallVec::from_slice(&self.shape),
+            strides: SmallVec::from_slice(&self.strides),
+            offset: self.offset,
+        }
+    }
 }
 
 impl Layout {

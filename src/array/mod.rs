@@ -117,7 +117,10 @@ impl Array {
         layout: Layout,
     ) -> Array {
         let kind = buffer.memory_kind();
-        let index = layout.shape().iter().map(|&n| 0..n).collect();
+        let mut index = Region::new();
+        for &n in layout.shape() {
+            index.push(0..n);
+        }
         let shape: Dims = SmallVec::from_slice(layout.shape());
         let mut shards = Shards::new();
         shards.push(ShardData {
@@ -415,7 +418,14 @@ impl Array {
             .ok_or_else(|| Error::invalid("gather did not give one shard"))
     }
 
-    pub(crate) fn with_read_only(self, read_only: bool) -> Array {
+    pub(crate) fn with_read_only(mut self, read_only: bool) -> Array {
+        if self.0.read_only == read_only {
+            return self;
+        }
+        if let Some(inner) = Arc::get_mut(&mut self.0) {
+            inner.read_only = read_only;
+            return self;
+        }
         let i = &self.0;
         Array::from_shards(
             &i.shape,

@@ -63,15 +63,19 @@ struct DeviceInner {
     backend: Arc<dyn Backend>,
     desc: DeviceDesc,
     name: String,
+    /// Read once: the DLPack mapping consults it on every export and import.
+    platform_version: String,
 }
 
 impl Device {
     pub(crate) fn new(backend: Arc<dyn Backend>, desc: DeviceDesc) -> Device {
         let name = format!("{}:{}", backend.name(), desc.index);
+        let platform_version = backend.platform_version();
         Device(Arc::new(DeviceInner {
             backend,
             desc,
             name,
+            platform_version,
         }))
     }
     /// `backend:index`, e.g. `cpu:0`, `tpu:3`.
@@ -90,8 +94,8 @@ impl Device {
     pub fn platform(&self) -> &str {
         self.0.backend.platform()
     }
-    pub fn platform_version(&self) -> String {
-        self.0.backend.platform_version()
+    pub fn platform_version(&self) -> &str {
+        &self.0.platform_version
     }
     pub fn local_hardware_id(&self) -> Option<i32> {
         self.0.desc.local_hardware_id

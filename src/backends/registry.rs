@@ -142,6 +142,11 @@ pub fn get_device(name: &str) -> Result<Device> {
         .ok_or_else(|| Error::UnknownDevice(name.to_string()))
 }
 
+/// The first device satisfying `pred`, without copying the device list.
+pub(crate) fn find_device(pred: impl Fn(&Device) -> bool) -> Option<Device> {
+    read().devices.iter().find(|d| pred(d)).cloned()
+}
+
 /// The default device: the first one discovered (`cpu:0` unless CPU is disabled).
 pub fn default_device() -> Result<Device> {
     read()

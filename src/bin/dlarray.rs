@@ -91,7 +91,7 @@ fn devices() -> Result<()> {
                 d.name().to_string(),
                 d.backend_name().to_string(),
                 d.platform().to_string(),
-                d.platform_version(),
+                d.platform_version().to_string(),
                 kinds(d),
                 dlpack_column(d),
             ]

@@ -22,20 +22,20 @@ pub fn dlpack_device_for(
         // CPU memory is one address space: device id 0, whatever the device's index.
         "cpu" => return Ok(DLDevice::CPU),
         "gpu" => {
-            let version = platform_version.to_ascii_lowercase();
-            if version.contains("cuda") {
+            let names = |runtime: &str| contains_ignore_case(platform_version, runtime);
+            if names("cuda") {
                 if pinned {
                     DLDeviceType::kDLCUDAHost
                 } else {
                     DLDeviceType::kDLCUDA
                 }
-            } else if version.contains("rocm") {
+            } else if names("rocm") {
                 if pinned {
                     DLDeviceType::kDLROCMHost
                 } else {
                     DLDeviceType::kDLROCM
                 }
-            } else if version.contains("oneapi") {
+            } else if names("oneapi") {
                 DLDeviceType::kDLOneAPI
             } else {
                 return Err(BufferError::UnknownGpuPlatform(
@@ -51,12 +51,19 @@ pub fn dlpack_device_for(
     Ok(DLDevice::new(device_type, id))
 }
 
+fn contains_ignore_case(haystack: &str, needle: &str) -> bool {
+    haystack
+        .as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
 /// The DLPack device of memory `kind` on `device` (a single shard).
 pub fn dlpack_device_of(device: &Device, kind: MemoryKind) -> Result<DLDevice, BufferError> {
     dlpack_device_for(
         1,
         device.platform(),
-        &device.platform_version(),
+        device.platform_version(),
         kind,
         device.local_hardware_id(),
     )

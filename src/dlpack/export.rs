@@ -33,6 +33,8 @@ pub struct ExportOptions {
 
 /// What the export hands out: the data to describe and where it is.
 struct Plan {
+    /// The device holding `buffer` when it is one of ours (not a standalone host copy).
+    origin: Option<crate::backends::Device>,
     buffer: Arc<dyn DeviceBuffer>,
     layout: Layout,
     device: DLDevice,
@@ -135,6 +137,7 @@ impl Array {
                     .backend()
                     .copy(t, s.device.index(), s.memory_kind())?;
                 return Ok(Plan {
+                    origin: Some(s.device.clone()),
                     buffer,
                     layout: Layout::contiguous(self.shape()),
                     device,
@@ -143,6 +146,7 @@ impl Array {
                 });
             }
             Ok(Plan {
+                origin: Some(s.device.clone()),
                 buffer: s.buffer.clone(),
                 layout: s.layout.clone(),
                 device,
@@ -189,6 +193,7 @@ impl Array {
         let dst = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr(), bytes) };
         self.read_bytes(dst)?;
         Ok(Plan {
+            origin: None,
             buffer: Arc::new(buf),
             layout: Layout::contiguous(self.shape()),
             device: DLDevice::CPU,
@@ -207,6 +212,7 @@ impl Array {
                     let t = s.tensor(self.dtype());
                     let buffer = s.device.backend().copy(t, s.device.index(), kind)?;
                     return Ok(Plan {
+                        origin: Some(s.device.clone()),
                         buffer,
                         layout: Layout::contiguous(self.shape()),
                         device: want,
@@ -225,9 +231,12 @@ impl Array {
 #[repr(C)]
 struct Holder<M> {
     managed: M,
-    /// `shape` then `strides` (`2 * ndim` entries).
-    dims: Box<[i64]>,
-    _keep: Arc<dyn DeviceBuffer>,
+    /// `shape` then `strides` (`2 * ndim` entries; inline up to 4 axes, and the holder is
+    /// boxed before pointers into it are taken, so they stay valid).
+    dims: smallvec::SmallVec<[i64; 8]>,
+    keep: Arc<dyn DeviceBuffer>,
+    /// Enough to rebuild the array when the tensor comes back to dlarray (see `reclaim`).
+    origin: Option<(crate::backends::Device, Layout, crate::DType)>,
 }
 
 unsafe extern "C" fn delete_legacy(p: *mut DLManagedTensor) {
@@ -252,15 +261,25 @@ unsafe extern "C" fn delete_versioned(p: *mut DLManagedTensorVersioned) {
     });
 }
 
+/// Pointers to the shape and strides halves of `dims` (NULL for 0-d tensors).
+fn dim_ptrs(dims: &mut smallvec::SmallVec<[i64; 8]>, ndim: usize) -> (*mut i64, *mut i64) {
+    if ndim == 0 {
+        return (std::ptr::null_mut(), std::ptr::null_mut());
+    }
+    let p = dims.as_mut_ptr();
+    // SAFETY: `dims` holds 2 * ndim entries; the second half starts at ndim.
+    (p, unsafe { p.add(ndim) })
+}
+
 fn build(plan: Plan, dtype: crate::DType, versioned: bool, flags: u64) -> DLPackTensor {
     let ndim = plan.layout.ndim();
-    let mut dims: Box<[i64]> = plan
-        .layout
-        .shape()
-        .iter()
-        .map(|&d| d as i64)
-        .chain(plan.layout.strides().iter().map(|&s| s as i64))
-        .collect();
+    let mut dims: smallvec::SmallVec<[i64; 8]> = smallvec::SmallVec::with_capacity(2 * ndim);
+    for &d in plan.layout.shape() {
+        dims.push(d as i64);
+    }
+    for &st in plan.layout.strides() {
+        dims.push(st as i64);
+    }
     let item = dtype.size_in_bytes();
     let data: *mut c_void = if plan.layout.size() == 0 {
         std::ptr::null_mut()
@@ -274,13 +293,6 @@ fn build(plan: Plan, dtype: crate::DType, versioned: bool, flags: u64) -> DLPack
         (base + plan.layout.offset() * item) as *mut c_void
     };
     let (code, bits) = dtype.dlpack_code_bits();
-    let (shape, strides) = if ndim == 0 {
-        (std::ptr::null_mut(), std::ptr::null_mut())
-    } else {
-        let p = dims.as_mut_ptr();
-        // SAFETY: `dims` holds 2 * ndim entries; the second half starts at ndim.
-        (p, unsafe { p.add(ndim) })
-    };
     let dl_tensor = DLTensor {
         data,
         device: plan.device,
@@ -290,11 +302,12 @@ fn build(plan: Plan, dtype: crate::DType, versioned: bool, flags: u64) -> DLPack
             bits,
             lanes: 1,
         },
-        shape,
-        strides,
+        shape: std::ptr::null_mut(),
+        strides: std::ptr::null_mut(),
         byte_offset: 0,
     };
     let keep = plan.buffer;
+    let origin = plan.origin.map(|d| (d, plan.layout.clone(), dtype));
     let owned = if versioned {
         let holder = Box::new(Holder {
             managed: DLManagedTensorVersioned {
@@ -308,12 +321,17 @@ fn build(plan: Plan, dtype: crate::DType, versioned: bool, flags: u64) -> DLPack
                 dl_tensor,
             },
             dims,
-            _keep: keep,
+            keep: keep.clone(),
+            origin: origin.clone(),
         });
         let p = Box::into_raw(holder);
-        // SAFETY: `p` is non-null (from Box::into_raw); manager_ctx points at the holder.
+        // SAFETY: `p` is non-null (from Box::into_raw) and the holder never moves again, so
+        // pointers into its `dims` stay valid; manager_ctx points at the holder.
         unsafe {
             (*p).managed.manager_ctx = p as *mut c_void;
+            let (shape, strides) = dim_ptrs(&mut (*p).dims, ndim);
+            (*p).managed.dl_tensor.shape = shape;
+            (*p).managed.dl_tensor.strides = strides;
             Owned::Versioned(NonNull::new_unchecked(p as *mut DLManagedTensorVersioned))
         }
     } else {
@@ -324,14 +342,67 @@ fn build(plan: Plan, dtype: crate::DType, versioned: bool, flags: u64) -> DLPack
                 deleter: Some(delete_legacy),
             },
             dims,
-            _keep: keep,
+            keep: keep.clone(),
+            origin: origin.clone(),
         });
         let p = Box::into_raw(holder);
         // SAFETY: as above.
         unsafe {
             (*p).managed.manager_ctx = p as *mut c_void;
+            let (shape, strides) = dim_ptrs(&mut (*p).dims, ndim);
+            (*p).managed.dl_tensor.shape = shape;
+            (*p).managed.dl_tensor.strides = strides;
             Owned::Legacy(NonNull::new_unchecked(p as *mut DLManagedTensor))
         }
     };
     DLPackTensor::from_owned(owned, plan.fallback)
+}
+
+/// A tensor dlarray exported, coming back to dlarray: rebuild the array from what the holder
+/// kept instead of wrapping the memory a second time (the holder is freed here, which is all
+/// its deleter would do). Returns the tensor untouched when it is not one of ours or holds a
+/// standalone host copy.
+///
+/// # Safety
+/// `owned` must be live and owned by the caller.
+pub(crate) unsafe fn reclaim(owned: Owned) -> std::result::Result<Array, Owned> {
+    // SAFETY (both arms): live per the contract. Our deleter in the tensor means the pointer
+    // is the head (repr(C), offset 0) of a Holder we leaked in `build`; taking the Box back
+    // consumes the tensor exactly once, as calling the deleter would.
+    #[allow(unpredictable_function_pointer_comparisons)]
+    unsafe {
+        match owned {
+            Owned::Legacy(p) => {
+                let ours: unsafe extern "C" fn(*mut DLManagedTensor) = delete_legacy;
+                if (*p.as_ptr()).deleter != Some(ours) {
+                    return Err(owned);
+                }
+                let h = p.as_ptr() as *mut Holder<DLManagedTensor>;
+                let Some(origin) = (*h).origin.take() else {
+                    return Err(owned);
+                };
+                Ok(rebuild(origin, Box::from_raw(h).keep, false))
+            }
+            Owned::Versioned(p) => {
+                let ours: unsafe extern "C" fn(*mut DLManagedTensorVersioned) = delete_versioned;
+                if (*p.as_ptr()).deleter != Some(ours) {
+                    return Err(owned);
+                }
+                let h = p.as_ptr() as *mut Holder<DLManagedTensorVersioned>;
+                let Some(origin) = (*h).origin.take() else {
+                    return Err(owned);
+                };
+                let read_only = (*h).managed.flags & DLPACK_FLAG_BITMASK_READ_ONLY != 0;
+                Ok(rebuild(origin, Box::from_raw(h).keep, read_only))
+            }
+        }
+    }
+}
+
+fn rebuild(
+    (device, layout, dtype): (crate::backends::Device, Layout, crate::DType),
+    keep: Arc<dyn DeviceBuffer>,
+    read_only: bool,
+) -> Array {
+    Array::from_buffer(device, dtype, keep, layout).with_read_only(read_only)
 }

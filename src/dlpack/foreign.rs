@@ -98,7 +98,7 @@ pub(crate) unsafe fn wrap(
         ));
     }
     // Size-1 axes are stride-agnostic: producers send anything there (0, 1, garbage).
-    let strides: Vec<isize> = t
+    let strides: smallvec::SmallVec<[isize; 4]> = t
         .shape
         .iter()
         .zip(t.strides)

@@ -53,29 +53,39 @@ fn dtype_of(t: &DLTensor) -> Result<DType> {
 
 /// The device that holds imported memory of DLPack device `d`.
 fn target_device(d: DLDevice) -> Result<(Device, MemoryKind, bool)> {
-    let devices = crate::backends::devices()?;
+    use crate::backends::registry::find_device;
     if d.device_type.name().is_none() {
         return Err(bad(format!(
             "unknown DLPack device type {}",
             d.device_type.0
         )));
     }
+    let cpu = || {
+        find_device(|dev| dev.platform() == "cpu")
+            .map(|dev| {
+                let kind = dev.default_memory_kind();
+                (dev, kind, true)
+            })
+            .ok_or_else(|| bad("no CPU device is available to hold imported host memory"))
+    };
+    if d == DLDevice::CPU {
+        return cpu();
+    }
     // A backend whose memory maps to exactly this DLPack device (pinned host of CUDA, ROCm or
     // TPU; device memory of a GPU backend).
-    for dev in &devices {
-        for &kind in dev.memory_kinds() {
-            if d.device_type != DLDeviceType::kDLCPU && dlpack_device_of(dev, kind) == Ok(d) {
-                return Ok((dev.clone(), kind, d.device_type.is_host()));
-            }
-        }
+    let maps = |dev: &Device, kind: MemoryKind| dlpack_device_of(dev, kind) == Ok(d);
+    if let Some(dev) = find_device(|dev| dev.memory_kinds().iter().any(|&k| maps(dev, k))) {
+        let kind = dev
+            .memory_kinds()
+            .iter()
+            .copied()
+            .find(|&k| maps(&dev, k))
+            .unwrap_or(MemoryKind::Device);
+        return Ok((dev, kind, d.device_type.is_host()));
     }
     if d.device_type.is_host() {
-        // Host memory of a runtime we do not have (or plain CPU memory): the CPU holds it.
-        let cpu = devices
-            .iter()
-            .find(|dev| dev.platform() == "cpu")
-            .ok_or_else(|| bad("no CPU device is available to hold imported host memory"))?;
-        return Ok((cpu.clone(), cpu.default_memory_kind(), true));
+        // Host memory of a runtime we do not have: host memory all the same.
+        return cpu();
     }
     Err(bad(format!(
         "no available device matches DLPack device {d:?}"
@@ -108,6 +118,11 @@ impl Array {
 /// # Safety
 /// See `Array::from_dlpack_raw`.
 unsafe fn import(owned: Owned) -> Result<Array> {
+    // SAFETY: forwarded contract.
+    let owned = match unsafe { super::export::reclaim(owned) } {
+        Ok(array) => return Ok(array),
+        Err(owned) => owned,
+    };
     let guard = Guard(owned);
     // SAFETY: live per the contract; for versioned tensors only the stable header is read
     // before the version check.
@@ -147,7 +162,7 @@ unsafe fn import(owned: Owned) -> Result<Array> {
     } else {
         unsafe { std::slice::from_raw_parts(t.shape, ndim) }
     };
-    let mut shape = Vec::with_capacity(ndim);
+    let mut shape: smallvec::SmallVec<[usize; 4]> = smallvec::SmallVec::with_capacity(ndim);
     for &d in raw_shape {
         shape.push(
             usize::try_from(d).map_err(|_| bad(format!("negative dimension in {raw_shape:?}")))?,
@@ -155,15 +170,15 @@ unsafe fn import(owned: Owned) -> Result<Array> {
     }
     let size = crate::array::layout::checked_size(&shape)
         .map_err(|_| bad(format!("shape {raw_shape:?} overflows")))?;
-    let strides: Vec<isize> = if ndim == 0 {
-        Vec::new()
+    let strides: smallvec::SmallVec<[isize; 4]> = if ndim == 0 {
+        smallvec::SmallVec::new()
     } else if t.strides.is_null() {
         if !legacy_strides_ok {
             return Err(bad(format!(
                 "strides are NULL for ndim {ndim}, which DLPack 1.2 and later forbid"
             )));
         }
-        crate::array::layout::contiguous_strides(&shape).to_vec()
+        crate::array::layout::contiguous_strides(&shape)
     } else {
         // SAFETY: non-NULL and ndim long per the contract.
         let s = unsafe { std::slice::from_raw_parts(t.strides, ndim) };
