@@ -2,11 +2,9 @@
 
 mod common;
 
+use common::fake::fake_device_with;
 use dlarray::host::{HostBackend, HostConfig};
-use dlarray::{
-    Array, Backend, BinaryOp, DType, DeviceBuffer, DeviceDesc, Error, MemoryKind, ReduceOp, Result,
-    Scalar, TensorRef, UnaryOp,
-};
+use dlarray::{Array, DType, Error, MemoryKind, UnaryOp};
 use std::process::Command;
 use std::sync::Arc;
 
@@ -116,91 +114,16 @@ fn the_tour_checks_itself() {
     );
 }
 
-/// A user's backend: host memory, but no transcendental kernels, and platform `gpu` with a
-/// runtime dlarray does not know (what the DLPack layer must reject by name).
-#[derive(Debug)]
-struct Limited(HostBackend);
-
-impl Backend for Limited {
-    fn name(&self) -> &str {
-        "limited"
-    }
-    fn platform(&self) -> &str {
-        "gpu"
-    }
-    fn platform_version(&self) -> String {
-        "acme-runtime 0.1".into()
-    }
-    fn devices(&self) -> Vec<DeviceDesc> {
-        self.0.devices()
-    }
-    fn upload(&self, d: usize, k: MemoryKind, b: &[u8]) -> Result<Arc<dyn DeviceBuffer>> {
-        self.0.upload(d, k, b)
-    }
-    fn fill(
-        &self,
-        d: usize,
-        k: MemoryKind,
-        t: DType,
-        v: Scalar,
-        n: usize,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
-        self.0.fill(d, k, t, v, n)
-    }
-    fn download(&self, s: TensorRef<'_>, dst: &mut [u8]) -> Result<()> {
-        self.0.download(s, dst)
-    }
-    fn copy(&self, s: TensorRef<'_>, d: usize, k: MemoryKind) -> Result<Arc<dyn DeviceBuffer>> {
-        self.0.copy(s, d, k)
-    }
-    fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<Arc<dyn DeviceBuffer>> {
-        match op {
-            UnaryOp::Neg | UnaryOp::Abs => self.0.unary(op, x, out),
-            _ => Err(Error::Unsupported {
-                backend: "limited".into(),
-                op: op.name().into(),
-                dtype: x.dtype,
-            }),
-        }
-    }
-    fn binary(
-        &self,
-        op: BinaryOp,
-        a: TensorRef<'_>,
-        b: TensorRef<'_>,
-        out: DType,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
-        self.0.binary(op, a, b, out)
-    }
-    fn reduce(
-        &self,
-        op: ReduceOp,
-        x: TensorRef<'_>,
-        axes: &[usize],
-    ) -> Result<Arc<dyn DeviceBuffer>> {
-        self.0.reduce(op, x, axes)
-    }
-    fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Arc<dyn DeviceBuffer>> {
-        self.0.matmul(a, b)
-    }
-    fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<Arc<dyn DeviceBuffer>> {
-        self.0.cast(x, to)
-    }
-}
-
 #[test]
 fn users_register_their_own_backends() {
-    let inner = HostBackend::new(HostConfig {
-        name: "limited",
-        platform: "gpu",
-        platform_version: String::new(),
-        device_count: 2,
-        memory_kinds: vec![MemoryKind::Device],
-        threads_per_device: 1,
-        pool_bytes: 1 << 20,
-    })
-    .unwrap();
-    let devs = dlarray::register_backend(Arc::new(Limited(inner))).unwrap();
+    use UnaryOp::*;
+    let denied = &[Exp, Log, Sqrt, Sin, Cos, Tanh];
+    fake_device_with("limited", "gpu", "acme-runtime 0.1", Some(0), 2, denied);
+    let devs: Vec<dlarray::Device> = dlarray::devices()
+        .unwrap()
+        .into_iter()
+        .filter(|d| d.backend_name() == "limited")
+        .collect();
     assert_eq!(
         devs.iter()
             .map(|d| d.name().to_string())
@@ -262,7 +185,7 @@ fn users_register_their_own_backends() {
     })
     .unwrap();
     assert!(
-        dlarray::register_backend(Arc::new(Limited(again))).is_err(),
+        dlarray::register_backend(Arc::new(again)).is_err(),
         "names are unique"
     );
 }

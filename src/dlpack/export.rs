@@ -261,6 +261,50 @@ unsafe extern "C" fn delete_versioned(p: *mut DLManagedTensorVersioned) {
     });
 }
 
+/// The two managed-tensor ABIs, as far as `leak` needs them.
+trait Managed {
+    fn parts(&mut self) -> (&mut DLTensor, &mut *mut c_void);
+}
+impl Managed for DLManagedTensor {
+    fn parts(&mut self) -> (&mut DLTensor, &mut *mut c_void) {
+        (&mut self.dl_tensor, &mut self.manager_ctx)
+    }
+}
+impl Managed for DLManagedTensorVersioned {
+    fn parts(&mut self) -> (&mut DLTensor, &mut *mut c_void) {
+        (&mut self.dl_tensor, &mut self.manager_ctx)
+    }
+}
+
+/// Boxes the holder, points the tensor's shape/strides into it, and leaks it to the consumer
+/// (the deleter takes it back).
+fn leak<M: Managed>(
+    managed: M,
+    dims: smallvec::SmallVec<[i64; 8]>,
+    keep: Arc<dyn DeviceBuffer>,
+    origin: Option<(crate::backends::Device, Layout, crate::DType)>,
+    ndim: usize,
+) -> NonNull<M> {
+    let p = Box::into_raw(Box::new(Holder {
+        managed,
+        dims,
+        keep,
+        origin,
+    }));
+    // SAFETY: `p` is non-null (from Box::into_raw) and the holder never moves again, so the
+    // pointers into its `dims` stay valid; `managed` is its first field (repr(C)), so the
+    // holder pointer is also the managed-tensor pointer.
+    unsafe {
+        let h = &mut *p;
+        let (shape, strides) = dim_ptrs(&mut h.dims, ndim);
+        let (t, ctx) = h.managed.parts();
+        *ctx = p as *mut c_void;
+        t.shape = shape;
+        t.strides = strides;
+        NonNull::new_unchecked(p as *mut M)
+    }
+}
+
 /// Pointers to the shape and strides halves of `dims` (NULL for 0-d tensors).
 fn dim_ptrs(dims: &mut smallvec::SmallVec<[i64; 8]>, ndim: usize) -> (*mut i64, *mut i64) {
     if ndim == 0 {
@@ -309,51 +353,24 @@ fn build(plan: Plan, dtype: crate::DType, versioned: bool, flags: u64) -> DLPack
     let keep = plan.buffer;
     let origin = plan.origin.map(|d| (d, plan.layout.clone(), dtype));
     let owned = if versioned {
-        let holder = Box::new(Holder {
-            managed: DLManagedTensorVersioned {
-                version: DLPackVersion {
-                    major: DLPACK_MAJOR_VERSION,
-                    minor: DLPACK_MINOR_VERSION,
-                },
-                manager_ctx: std::ptr::null_mut(),
-                deleter: Some(delete_versioned),
-                flags,
-                dl_tensor,
+        let managed = DLManagedTensorVersioned {
+            version: DLPackVersion {
+                major: DLPACK_MAJOR_VERSION,
+                minor: DLPACK_MINOR_VERSION,
             },
-            dims,
-            keep: keep.clone(),
-            origin: origin.clone(),
-        });
-        let p = Box::into_raw(holder);
-        // SAFETY: `p` is non-null (from Box::into_raw) and the holder never moves again, so
-        // pointers into its `dims` stay valid; manager_ctx points at the holder.
-        unsafe {
-            (*p).managed.manager_ctx = p as *mut c_void;
-            let (shape, strides) = dim_ptrs(&mut (*p).dims, ndim);
-            (*p).managed.dl_tensor.shape = shape;
-            (*p).managed.dl_tensor.strides = strides;
-            Owned::Versioned(NonNull::new_unchecked(p as *mut DLManagedTensorVersioned))
-        }
+            manager_ctx: std::ptr::null_mut(),
+            deleter: Some(delete_versioned),
+            flags,
+            dl_tensor,
+        };
+        Owned::Versioned(leak(managed, dims, keep, origin, ndim))
     } else {
-        let holder = Box::new(Holder {
-            managed: DLManagedTensor {
-                dl_tensor,
-                manager_ctx: std::ptr::null_mut(),
-                deleter: Some(delete_legacy),
-            },
-            dims,
-            keep: keep.clone(),
-            origin: origin.clone(),
-        });
-        let p = Box::into_raw(holder);
-        // SAFETY: as above.
-        unsafe {
-            (*p).managed.manager_ctx = p as *mut c_void;
-            let (shape, strides) = dim_ptrs(&mut (*p).dims, ndim);
-            (*p).managed.dl_tensor.shape = shape;
-            (*p).managed.dl_tensor.strides = strides;
-            Owned::Legacy(NonNull::new_unchecked(p as *mut DLManagedTensor))
-        }
+        let managed = DLManagedTensor {
+            dl_tensor,
+            manager_ctx: std::ptr::null_mut(),
+            deleter: Some(delete_legacy),
+        };
+        Owned::Legacy(leak(managed, dims, keep, origin, ndim))
     };
     DLPackTensor::from_owned(owned, plan.fallback)
 }

@@ -15,6 +15,8 @@ pub struct Fake {
     platform: &'static str,
     version: String,
     hardware_id: Option<i32>,
+    /// Unary ops this backend refuses (to test `Error::Unsupported` from a user backend).
+    denied: &'static [UnaryOp],
 }
 
 /// Registers a fake backend (once per name) and returns its first device.
@@ -24,6 +26,18 @@ pub fn fake_device(
     version: &str,
     hardware_id: Option<i32>,
 ) -> Device {
+    fake_device_with(name, platform, version, hardware_id, 1, &[])
+}
+
+/// As `fake_device`, with `devices` devices and some unary ops refused.
+pub fn fake_device_with(
+    name: &'static str,
+    platform: &'static str,
+    version: &str,
+    hardware_id: Option<i32>,
+    devices: usize,
+    denied: &'static [UnaryOp],
+) -> Device {
     if let Ok(d) = dlarray::get_device(&format!("{name}:0")) {
         return d;
     }
@@ -31,7 +45,7 @@ pub fn fake_device(
         name,
         platform,
         platform_version: version.to_string(),
-        device_count: 1,
+        device_count: devices,
         memory_kinds: vec![MemoryKind::Device],
         threads_per_device: 1,
         pool_bytes: 1 << 20,
@@ -43,6 +57,7 @@ pub fn fake_device(
         platform,
         version: version.to_string(),
         hardware_id,
+        denied,
     };
     match dlarray::register_backend(Arc::new(fake)) {
         Ok(devs) => devs[0].clone(),
@@ -91,6 +106,13 @@ impl Backend for Fake {
         self.inner.copy(s, d, k)
     }
     fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<Arc<dyn DeviceBuffer>> {
+        if self.denied.contains(&op) {
+            return Err(dlarray::Error::Unsupported {
+                backend: self.name.into(),
+                op: op.name().into(),
+                dtype: x.dtype,
+            });
+        }
         self.inner.unary(op, x, out)
     }
     fn binary(
