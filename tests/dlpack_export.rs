@@ -411,3 +411,61 @@ fn ndarray_interop_is_zero_copy() {
     assert!(s.as_ndarray_view::<f32>().is_err());
     assert_eq!(s.to_ndarray::<f32>().unwrap().shape(), &[3, 4]);
 }
+
+#[test]
+fn our_own_tensors_come_back_as_the_same_array() {
+    let x = Array::arange(0.0, 6.0, 1.0, DType::F32)
+        .unwrap()
+        .reshape(&[2, 3])
+        .unwrap()
+        .t()
+        .unwrap();
+    for o in [ExportOptions::default(), v1()] {
+        let back = Array::from_dlpack(x.to_dlpack_with(o).unwrap()).unwrap();
+        assert_eq!(back.shape(), x.shape());
+        assert_eq!(
+            back.unsafe_buffer_pointer().unwrap(),
+            x.unsafe_buffer_pointer().unwrap()
+        );
+        assert_eq!(back.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
+        // Through the raw pointer, as a consumer would hand it back.
+        let raw = x.to_dlpack_with(o).unwrap().into_raw();
+        // SAFETY: a live tensor we own (just exported).
+        let again = unsafe { Array::from_dlpack_raw(raw) }.unwrap();
+        assert_eq!(again.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
+    }
+    // Pinned TPU memory exported as (kDLCPU, 0) comes back as what the tensor says: host
+    // memory, held by the CPU device.
+    let tpu = dlarray::get_device("tpu:2").unwrap();
+    let p = x
+        .to_device(&tpu)
+        .unwrap()
+        .with_memory_kind(MemoryKind::PinnedHost)
+        .unwrap();
+    let t = p
+        .to_dlpack_with(ExportOptions {
+            dl_device: Some(DLDevice::CPU),
+            ..v1()
+        })
+        .unwrap();
+    let back = Array::from_dlpack(t).unwrap();
+    assert_eq!(back.devices()[0].platform(), "cpu");
+    assert_eq!(
+        back.unsafe_buffer_pointer().unwrap(),
+        p.unsafe_buffer_pointer().unwrap()
+    );
+    // Copies come back through the general (wrapping) path.
+    let c = Array::from_dlpack(
+        x.to_dlpack_with(ExportOptions {
+            copy: Some(true),
+            ..v1()
+        })
+        .unwrap(),
+    )
+    .unwrap();
+    assert_ne!(
+        c.unsafe_buffer_pointer().unwrap(),
+        x.unsafe_buffer_pointer().unwrap()
+    );
+    assert_eq!(c.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
+}

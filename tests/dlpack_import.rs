@@ -672,3 +672,53 @@ fn a_dlpack_tensor_dropped_unconsumed_releases_once() {
             .is_err()
     );
 }
+
+#[test]
+fn the_deleter_may_run_on_another_thread() {
+    let (raw, count) = versioned(Spec::f32_2x3());
+    let a = import(raw).unwrap();
+    let h = std::thread::spawn(move || {
+        assert_eq!(a.to_vec::<f32>().unwrap()[1], 1.0);
+        drop(a);
+    });
+    h.join().unwrap();
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn sub_byte_and_vector_dtypes_are_refused_clearly() {
+    // float4_e2m1fn as XLA (lanes 1) and PyTorch (lanes 2) export it; float8 variants.
+    for dtype in [
+        DLDataType {
+            code: 17,
+            bits: 4,
+            lanes: 1,
+        },
+        DLDataType {
+            code: 17,
+            bits: 4,
+            lanes: 2,
+        },
+        DLDataType {
+            code: 12,
+            bits: 8,
+            lanes: 1,
+        },
+        DLDataType {
+            code: 2,
+            bits: 16,
+            lanes: 4,
+        },
+    ] {
+        let spec = Spec {
+            dtype,
+            ..Spec::f32_2x3()
+        };
+        for r in import_both(&spec) {
+            assert!(
+                matches!(r, Err(Error::InvalidDlpack(_))),
+                "{dtype:?}: {r:?}"
+            );
+        }
+    }
+}

@@ -33,8 +33,9 @@ pub struct ExportOptions {
 
 /// What the export hands out: the data to describe and where it is.
 struct Plan {
-    /// The device holding `buffer` when it is one of ours (not a standalone host copy).
-    origin: Option<crate::backends::Device>,
+    /// The array itself when it is exported in place: if the tensor comes back to dlarray,
+    /// this is what it imports as.
+    origin: Option<Array>,
     buffer: Arc<dyn DeviceBuffer>,
     layout: Layout,
     device: DLDevice,
@@ -120,6 +121,7 @@ impl Array {
     fn plan(&self, o: &ExportOptions) -> Result<Plan> {
         let policy = o.policy.unwrap_or_else(dlpack_policy);
         let native = self.dlpack_device();
+        let here = native.clone().ok();
         let in_place = |device: DLDevice| -> Result<Plan> {
             let s = self.single().ok_or(BufferError::Sharded)?;
             if s.buffer.host_ptr().is_none() && s.buffer.device_ptr().is_none() {
@@ -137,7 +139,7 @@ impl Array {
                     .backend()
                     .copy(t, s.device.index(), s.memory_kind())?;
                 return Ok(Plan {
-                    origin: Some(s.device.clone()),
+                    origin: None,
                     buffer,
                     layout: Layout::contiguous(self.shape()),
                     device,
@@ -146,7 +148,8 @@ impl Array {
                 });
             }
             Ok(Plan {
-                origin: Some(s.device.clone()),
+                // Only when the tensor describes the array as it is (not relabelled as host).
+                origin: (Some(device) == here).then(|| self.clone()),
                 buffer: s.buffer.clone(),
                 layout: s.layout.clone(),
                 device,
@@ -212,7 +215,7 @@ impl Array {
                     let t = s.tensor(self.dtype());
                     let buffer = s.device.backend().copy(t, s.device.index(), kind)?;
                     return Ok(Plan {
-                        origin: Some(s.device.clone()),
+                        origin: None,
                         buffer,
                         layout: Layout::contiguous(self.shape()),
                         device: want,
@@ -235,8 +238,8 @@ struct Holder<M> {
     /// boxed before pointers into it are taken, so they stay valid).
     dims: smallvec::SmallVec<[i64; 8]>,
     keep: Arc<dyn DeviceBuffer>,
-    /// Enough to rebuild the array when the tensor comes back to dlarray (see `reclaim`).
-    origin: Option<(crate::backends::Device, Layout, crate::DType)>,
+    /// The array exported in place, returned as is when the tensor comes back (`reclaim`).
+    origin: Option<Array>,
 }
 
 unsafe extern "C" fn delete_legacy(p: *mut DLManagedTensor) {
@@ -282,7 +285,7 @@ fn leak<M: Managed>(
     managed: M,
     dims: smallvec::SmallVec<[i64; 8]>,
     keep: Arc<dyn DeviceBuffer>,
-    origin: Option<(crate::backends::Device, Layout, crate::DType)>,
+    origin: Option<Array>,
     ndim: usize,
 ) -> NonNull<M> {
     let p = Box::into_raw(Box::new(Holder {
@@ -351,7 +354,7 @@ fn build(plan: Plan, dtype: crate::DType, versioned: bool, flags: u64) -> DLPack
         byte_offset: 0,
     };
     let keep = plan.buffer;
-    let origin = plan.origin.map(|d| (d, plan.layout.clone(), dtype));
+    let origin = plan.origin;
     let owned = if versioned {
         let managed = DLManagedTensorVersioned {
             version: DLPackVersion {
@@ -398,7 +401,8 @@ pub(crate) unsafe fn reclaim(owned: Owned) -> std::result::Result<Array, Owned> 
                 let Some(origin) = (*h).origin.take() else {
                     return Err(owned);
                 };
-                Ok(rebuild(origin, Box::from_raw(h).keep, false))
+                drop(Box::from_raw(h));
+                Ok(origin)
             }
             Owned::Versioned(p) => {
                 let ours: unsafe extern "C" fn(*mut DLManagedTensorVersioned) = delete_versioned;
@@ -410,16 +414,9 @@ pub(crate) unsafe fn reclaim(owned: Owned) -> std::result::Result<Array, Owned> 
                     return Err(owned);
                 };
                 let read_only = (*h).managed.flags & DLPACK_FLAG_BITMASK_READ_ONLY != 0;
-                Ok(rebuild(origin, Box::from_raw(h).keep, read_only))
+                drop(Box::from_raw(h));
+                Ok(origin.with_read_only(read_only))
             }
         }
     }
-}
-
-fn rebuild(
-    (device, layout, dtype): (crate::backends::Device, Layout, crate::DType),
-    keep: Arc<dyn DeviceBuffer>,
-    read_only: bool,
-) -> Array {
-    Array::from_buffer(device, dtype, keep, layout).with_read_only(read_only)
 }
