@@ -32,12 +32,12 @@ pub struct ExportOptions {
 }
 
 /// What the export hands out: the data to describe and where it is.
-struct Plan {
+struct Plan<'a> {
     /// The array itself when it is exported in place: if the tensor comes back to dlarray,
     /// this is what it imports as.
     origin: Option<Array>,
-    buffer: Arc<dyn DeviceBuffer>,
-    layout: Layout,
+    buffer: std::borrow::Cow<'a, Arc<dyn DeviceBuffer>>,
+    layout: std::borrow::Cow<'a, Layout>,
     device: DLDevice,
     copied: bool,
     fallback: Option<BufferError>,
@@ -118,11 +118,11 @@ impl Array {
         Ok(build(plan, self.dtype(), versioned, flags))
     }
 
-    fn plan(&self, o: &ExportOptions) -> Result<Plan> {
+    fn plan(&self, o: &ExportOptions) -> Result<Plan<'_>> {
         let policy = o.policy.unwrap_or_else(dlpack_policy);
         let native = self.dlpack_device();
         let here = native.clone().ok();
-        let in_place = |device: DLDevice| -> Result<Plan> {
+        let in_place = |device: DLDevice| -> Result<Plan<'_>> {
             let s = self.single().ok_or(BufferError::Sharded)?;
             if s.buffer.host_ptr().is_none() && s.buffer.device_ptr().is_none() {
                 return Err(BufferError::Other(format!(
@@ -140,8 +140,8 @@ impl Array {
                     .copy(t, s.device.index(), s.memory_kind())?;
                 return Ok(Plan {
                     origin: None,
-                    buffer,
-                    layout: Layout::contiguous(self.shape()),
+                    buffer: std::borrow::Cow::Owned(buffer),
+                    layout: std::borrow::Cow::Owned(Layout::contiguous(self.shape())),
                     device,
                     copied: true,
                     fallback: None,
@@ -150,8 +150,8 @@ impl Array {
             Ok(Plan {
                 // Only when the tensor describes the array as it is (not relabelled as host).
                 origin: (Some(device) == here).then(|| self.clone()),
-                buffer: s.buffer.clone(),
-                layout: s.layout.clone(),
+                buffer: std::borrow::Cow::Borrowed(&s.buffer),
+                layout: std::borrow::Cow::Borrowed(&s.layout),
                 device,
                 copied: false,
                 fallback: None,
@@ -188,7 +188,7 @@ impl Array {
     }
 
     /// Everything gathered into fresh host memory, exported as `(kDLCPU, 0)`.
-    fn host_copy(&self, fallback: Option<BufferError>) -> Result<Plan> {
+    fn host_copy(&self, fallback: Option<BufferError>) -> Result<Plan<'_>> {
         let bytes = self.size() * self.dtype().size_in_bytes();
         let mut buf: HostBuffer = export_pool().alloc(bytes, 0, MemoryKind::UnpinnedHost)?;
         // SAFETY: `buf` was just allocated with `bytes` bytes and is not shared yet; every
@@ -197,8 +197,8 @@ impl Array {
         self.read_bytes(dst)?;
         Ok(Plan {
             origin: None,
-            buffer: Arc::new(buf),
-            layout: Layout::contiguous(self.shape()),
+            buffer: std::borrow::Cow::Owned(Arc::new(buf) as Arc<dyn DeviceBuffer>),
+            layout: std::borrow::Cow::Owned(Layout::contiguous(self.shape())),
             device: DLDevice::CPU,
             copied: true,
             fallback,
@@ -206,7 +206,7 @@ impl Array {
     }
 
     /// A copy onto the device whose DLPack device is `want`.
-    fn copy_to(&self, want: DLDevice) -> Result<Plan> {
+    fn copy_to(&self, want: DLDevice) -> Result<Plan<'_>> {
         for device in crate::backends::devices()? {
             for &kind in device.memory_kinds() {
                 if dlpack_device_of(&device, kind) == Ok(want) {
@@ -216,8 +216,8 @@ impl Array {
                     let buffer = s.device.backend().copy(t, s.device.index(), kind)?;
                     return Ok(Plan {
                         origin: None,
-                        buffer,
-                        layout: Layout::contiguous(self.shape()),
+                        buffer: std::borrow::Cow::Owned(buffer),
+                        layout: std::borrow::Cow::Owned(Layout::contiguous(self.shape())),
                         device: want,
                         copied: true,
                         fallback: None,
@@ -237,7 +237,8 @@ struct Holder<M> {
     /// `shape` then `strides` (`2 * ndim` entries; inline up to 4 axes, and the holder is
     /// boxed before pointers into it are taken, so they stay valid).
     dims: smallvec::SmallVec<[i64; 8]>,
-    keep: Arc<dyn DeviceBuffer>,
+    /// Keeps the memory alive when `origin` does not.
+    keep: Option<Arc<dyn DeviceBuffer>>,
     /// The array exported in place, returned as is when the tensor comes back (`reclaim`).
     origin: Option<Array>,
 }
@@ -284,7 +285,7 @@ impl Managed for DLManagedTensorVersioned {
 fn leak<M: Managed>(
     managed: M,
     dims: smallvec::SmallVec<[i64; 8]>,
-    keep: Arc<dyn DeviceBuffer>,
+    keep: Option<Arc<dyn DeviceBuffer>>,
     origin: Option<Array>,
     ndim: usize,
 ) -> NonNull<M> {
@@ -318,7 +319,7 @@ fn dim_ptrs(dims: &mut smallvec::SmallVec<[i64; 8]>, ndim: usize) -> (*mut i64, 
     (p, unsafe { p.add(ndim) })
 }
 
-fn build(plan: Plan, dtype: crate::DType, versioned: bool, flags: u64) -> DLPackTensor {
+fn build(plan: Plan<'_>, dtype: crate::DType, versioned: bool, flags: u64) -> DLPackTensor {
     let ndim = plan.layout.ndim();
     let mut dims: smallvec::SmallVec<[i64; 8]> = smallvec::SmallVec::with_capacity(2 * ndim);
     for &d in plan.layout.shape() {
@@ -353,8 +354,12 @@ fn build(plan: Plan, dtype: crate::DType, versioned: bool, flags: u64) -> DLPack
         strides: std::ptr::null_mut(),
         byte_offset: 0,
     };
-    let keep = plan.buffer;
     let origin = plan.origin;
+    let keep = if origin.is_some() {
+        None
+    } else {
+        Some(plan.buffer.into_owned())
+    };
     let owned = if versioned {
         let managed = DLManagedTensorVersioned {
             version: DLPackVersion {
