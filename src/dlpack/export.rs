@@ -289,12 +289,19 @@ fn leak<M: Managed>(
     origin: Option<Array>,
     ndim: usize,
 ) -> NonNull<M> {
-    let p = Box::into_raw(Box::new(Holder {
-        managed,
-        dims,
-        keep,
-        origin,
-    }));
+    // Written field by field into the heap block: no stack copy of the whole holder.
+    let mut b = Box::<Holder<M>>::new_uninit();
+    let u = b.as_mut_ptr();
+    // SAFETY: `u` points to an allocation for one Holder<M>; each field is written exactly once
+    // through a raw field pointer (no reference to uninitialised memory is formed), after which
+    // the holder is fully initialised.
+    let p = unsafe {
+        std::ptr::addr_of_mut!((*u).managed).write(managed);
+        std::ptr::addr_of_mut!((*u).dims).write(dims);
+        std::ptr::addr_of_mut!((*u).keep).write(keep);
+        std::ptr::addr_of_mut!((*u).origin).write(origin);
+        Box::into_raw(b.assume_init())
+    };
     // SAFETY: `p` is non-null (from Box::into_raw) and the holder never moves again, so the
     // pointers into its `dims` stay valid; `managed` is its first field (repr(C)), so the
     // holder pointer is also the managed-tensor pointer.
