@@ -395,11 +395,13 @@ impl Array {
     fn map_single_view(&self, f: impl Fn(&Layout) -> Result<Layout>) -> Result<Array> {
         let s = self.gathered_single()?;
         let layout = f(&s.layout)?;
-        let mut a = Array::from_buffer(s.device.clone(), self.dtype(), s.buffer.clone(), layout);
-        if self.0.read_only {
-            a = a.with_read_only(true);
-        }
-        Ok(a)
+        Ok(self.view_of(&s, layout))
+    }
+
+    /// A new view, with this array's dtype and read-only flag, of the buffer `s` holds.
+    fn view_of(&self, s: &ShardData, layout: Layout) -> Array {
+        Array::from_buffer(s.device.clone(), self.dtype(), s.buffer.clone(), layout)
+            .with_read_only(self.0.read_only)
     }
 
     /// The array on one device: itself if it is already, else gathered to its first device.
@@ -442,7 +444,7 @@ impl Array {
         let shape = infer_shape(shape, self.size())?;
         let s = self.gathered_single()?;
         match s.layout.reshape(&shape)? {
-            Some(l) => self.map_single_view(|_| Ok(l.clone())),
+            Some(l) => Ok(self.view_of(&s, l)),
             None => {
                 let buffer = s.device.backend().copy(
                     s.tensor(self.dtype()),

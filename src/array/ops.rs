@@ -110,13 +110,9 @@ fn shard_out(t: &Target, buffer: std::sync::Arc<dyn crate::backends::DeviceBuffe
     }
 }
 
-/// `layout` (of an operand of shape `own`) broadcast to `shape`, borrowed when unchanged.
-fn broadcast_view<'a>(
-    layout: &'a Layout,
-    own: &[usize],
-    shape: &[usize],
-) -> Result<std::borrow::Cow<'a, Layout>> {
-    Ok(if own == shape {
+/// `layout` broadcast to `shape`, borrowed when unchanged.
+fn broadcast_view<'a>(layout: &'a Layout, shape: &[usize]) -> Result<std::borrow::Cow<'a, Layout>> {
+    Ok(if layout.shape() == shape {
         std::borrow::Cow::Borrowed(layout)
     } else {
         std::borrow::Cow::Owned(layout.broadcast_to(shape)?)
@@ -137,29 +133,34 @@ fn single_device_binary(
     if sa.device != sb.device {
         return None;
     }
-    Some((|| {
-        let (la, lb) = (
-            broadcast_view(&sa.layout, a.shape(), shape)?,
-            broadcast_view(&sb.layout, b.shape(), shape)?,
-        );
-        let ta = TensorRef {
-            buffer: &*sa.buffer,
-            layout: &la,
-            dtype: compute,
-        };
-        let tb = TensorRef {
-            buffer: &*sb.buffer,
-            layout: &lb,
-            dtype: compute,
-        };
-        let buf = sa.device.backend().binary(op, ta, tb, out)?;
-        Ok(Array::from_buffer(
-            sa.device.clone(),
-            out,
-            buf,
-            Layout::contiguous(shape),
-        ))
-    })())
+    Some(
+        binary_kernel(op, sa, sb, shape, compute, out)
+            .map(|buf| Array::from_buffer(sa.device.clone(), out, buf, Layout::contiguous(shape))),
+    )
+}
+
+/// Runs `op` on the device of `a` over two operands there, broadcast to `shape`.
+fn binary_kernel(
+    op: BinaryOp,
+    a: &ShardData,
+    b: &ShardData,
+    shape: &[usize],
+    compute: DType,
+    out: DType,
+) -> Result<std::sync::Arc<dyn crate::backends::DeviceBuffer>> {
+    let la = broadcast_view(&a.layout, shape)?;
+    let lb = broadcast_view(&b.layout, shape)?;
+    let ta = TensorRef {
+        buffer: &*a.buffer,
+        layout: &la,
+        dtype: compute,
+    };
+    let tb = TensorRef {
+        buffer: &*b.buffer,
+        layout: &lb,
+        dtype: compute,
+    };
+    a.device.backend().binary(op, ta, tb, out)
 }
 
 impl Array {
@@ -192,15 +193,14 @@ impl Array {
             // exp, log, ...: integers compute in float64 (NumPy's promotion).
             _ => (self.dtype().float_dtype(), self.dtype().float_dtype()),
         };
-        let x = if op == UnaryOp::LogicalNot && self.dtype() != DType::Bool {
+        if op == UnaryOp::LogicalNot && self.dtype() != DType::Bool {
             return Err(Error::DTypeMismatch {
                 op: op.name(),
                 expected: "bool".into(),
                 got: self.dtype(),
             });
-        } else {
-            self.astype(input)?
-        };
+        }
+        let x = self.astype(input)?;
         let targets = targets_of(&x);
         let shards = run_targets(&targets, x.size(), |t| {
             let s = x.region_on(&t.index, &t.device, t.kind)?;
@@ -257,18 +257,7 @@ impl Array {
             let sub: Vec<usize> = t.index.iter().map(|r| r.len()).collect();
             let pa = a.region_on(&broadcast_region(&t.index, a.shape()), &t.device, t.kind)?;
             let pb = b.region_on(&broadcast_region(&t.index, b.shape()), &t.device, t.kind)?;
-            let (la, lb) = (pa.layout.broadcast_to(&sub)?, pb.layout.broadcast_to(&sub)?);
-            let ta = TensorRef {
-                buffer: &*pa.buffer,
-                layout: &la,
-                dtype: compute,
-            };
-            let tb = TensorRef {
-                buffer: &*pb.buffer,
-                layout: &lb,
-                dtype: compute,
-            };
-            let buf = t.device.backend().binary(op, ta, tb, out)?;
+            let buf = binary_kernel(op, &pa, &pb, &sub, compute, out)?;
             Ok(shard_out(t, buf))
         })?;
         Ok(Array::from_shards(&shape, out, sharding, shards, false))

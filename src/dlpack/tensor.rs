@@ -86,18 +86,16 @@ impl DLPackTensor {
     }
 
     /// Hands ownership to the caller (a consumer), who must call the deleter exactly once.
-    pub fn into_raw(mut self) -> RawDLPack {
-        // Forgetting self must not leak the fields it owns besides the tensor.
-        self.fallback = None;
-        let raw = match self.owned {
+    pub fn into_raw(self) -> RawDLPack {
+        match self.into_owned() {
             Owned::Legacy(p) => RawDLPack::Legacy(p.as_ptr()),
             Owned::Versioned(p) => RawDLPack::Versioned(p.as_ptr()),
-        };
-        std::mem::forget(self);
-        raw
+        }
     }
 
+    /// Gives up the tensor without running its deleter.
     pub(crate) fn into_owned(mut self) -> Owned {
+        // Forgetting self must not leak the fields it owns besides the tensor.
         self.fallback = None;
         let o = self.owned;
         std::mem::forget(self);

@@ -1,7 +1,7 @@
 //! Reductions over axes: sum (f16/bf16 accumulate in f32), max and min (NaN propagates;
 //! on bool they are any/all).
 
-use super::engine::{PAR_MIN, SendPtr, alloc_out, out_ptr, out_slice};
+use super::engine::{PAR_MIN, alloc_out, out_ptr, out_slice};
 use super::math::{Arith, Real, dispatch, dispatch_arith};
 use super::view::View;
 use super::{HostBackend, HostBuffer, HostDevice};
@@ -250,12 +250,11 @@ fn run<T: Element, R: Reducer<T>>(
 
     let (ks, [kst]) = coalesce(&kshape, [&kstrides]);
     // Parallel over outputs; weight the split by the work per output.
-    let o2 = SendPtr(o.ptr());
     let work = |range: std::ops::Range<usize>| {
         let mut pos = range.start;
         for_each_run(&ks, [&kst], [base], range, |[off], len, [st]| {
             // SAFETY: outputs pos..pos+len belong to this range only.
-            let os = unsafe { out_slice(o2, &(pos..pos + len)) };
+            let os = unsafe { out_slice(o, &(pos..pos + len)) };
             for (j, slot) in os.iter_mut().enumerate() {
                 let acc = fold_inner(&v, &inner, off + j as isize * st, 0..inner.len, r);
                 slot.write(r.finish(acc));
