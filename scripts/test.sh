@@ -8,11 +8,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # --- system packages the tests use -------------------------------------------------------
-# None beyond a Rust toolchain and a C compiler yet; backends that need drivers add theirs
-# here (and their name to DLARRAY_REQUIRE below).
+# A C compiler, valgrind, and the drivers of the backends CI requires: Mesa's lavapipe
+# (a CPU Vulkan driver) and Mesa's EGL (wgpu's GL backend on llvmpipe) for wgpu.
 need_pkgs=()
 command -v cc >/dev/null || need_pkgs+=(build-essential)
 command -v valgrind >/dev/null || need_pkgs+=(valgrind)
+for p in mesa-vulkan-drivers libvulkan1 libegl-mesa0 libegl1; do
+  dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
+done
 if ((${#need_pkgs[@]})); then
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
   $sudo apt-get update -qq
@@ -24,8 +27,13 @@ command -v cargo >/dev/null || {
 }
 
 # --- tests ---------------------------------------------------------------------------------
+# Mesa's drivers want a private runtime directory (else they print a warning per process).
+if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "$XDG_RUNTIME_DIR" ]; then
+  export XDG_RUNTIME_DIR="${TMPDIR:-/tmp}/dlarray-xdg-$(id -u)"
+  mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+fi
 # Every backend listed here must be available, or the tests fail (no silent skips).
-export DLARRAY_REQUIRE="${DLARRAY_REQUIRE:-cpu,tpu}"
+export DLARRAY_REQUIRE="${DLARRAY_REQUIRE:-cpu,tpu,wgpu}"
 echo "DLARRAY_REQUIRE=$DLARRAY_REQUIRE"
 cargo test --all-features "$@"
 

@@ -184,6 +184,24 @@ impl Array {
         ))
     }
 
+    /// `want`, or its 32-bit counterpart where a device holding this array has no kernels
+    /// for it (wgpu has no 64-bit types): what JAX does with x64 disabled, so integer sums,
+    /// means and true divisions work there.
+    fn on_devices(&self, want: DType) -> DType {
+        let narrow = match want {
+            DType::F64 => DType::F32,
+            DType::I64 => DType::I32,
+            DType::U64 => DType::U32,
+            _ => return want,
+        };
+        let devices = self.devices();
+        if devices.iter().all(|d| d.kernel_dtypes().contains(&want)) {
+            want
+        } else {
+            narrow
+        }
+    }
+
     /// Elementwise `op(self)`.
     pub fn unary(&self, op: UnaryOp) -> Result<Array> {
         let (input, out) = match op {
@@ -191,7 +209,10 @@ impl Array {
             UnaryOp::Abs => (self.dtype(), self.dtype().real_part()),
             UnaryOp::Neg => (self.dtype(), self.dtype()),
             // exp, log, ...: integers compute in float64 (NumPy's promotion).
-            _ => (self.dtype().float_dtype(), self.dtype().float_dtype()),
+            _ => {
+                let f = self.on_devices(self.dtype().float_dtype());
+                (f, f)
+            }
         };
         if op == UnaryOp::LogicalNot && self.dtype() != DType::Bool {
             return Err(Error::DTypeMismatch {
@@ -227,7 +248,8 @@ impl Array {
             (common, DType::Bool)
         } else if op == BinaryOp::Div && !common.is_inexact() {
             // True division of integers gives float64, as NumPy's `/`.
-            (DType::F64, DType::F64)
+            let f = self.on_devices(DType::F64);
+            (f, f)
         } else {
             (common, common)
         };
@@ -285,7 +307,7 @@ impl Array {
             )));
         }
         let x = match op {
-            ReduceOp::Sum => self.astype(self.dtype().sum_dtype())?,
+            ReduceOp::Sum => self.astype(self.on_devices(self.dtype().sum_dtype()))?,
             _ => self.clone(),
         };
         let split = x
@@ -386,7 +408,9 @@ impl Array {
                 .map(|&a| normalize_axis(a, nd as usize).map(|a| self.shape()[a]))
                 .product::<Result<usize>>()?,
         };
-        let total = self.astype(self.dtype().float_dtype())?.sum(axes)?;
+        let total = self
+            .astype(self.on_devices(self.dtype().float_dtype()))?
+            .sum(axes)?;
         let s = &total.shard_data()[0];
         let divisor = Array::full_sharded(
             &[],

@@ -70,7 +70,7 @@ struct DeviceInner {
 impl Device {
     pub(crate) fn new(backend: Arc<dyn Backend>, desc: DeviceDesc) -> Device {
         let name = format!("{}:{}", backend.name(), desc.index);
-        let platform_version = backend.platform_version();
+        let platform_version = backend.device_platform_version(desc.index);
         Device(Arc::new(DeviceInner {
             backend,
             desc,
@@ -99,6 +99,10 @@ impl Device {
     }
     pub fn local_hardware_id(&self) -> Option<i32> {
         self.0.desc.local_hardware_id
+    }
+    /// The dtypes this device's kernels compute on (see [`Backend::kernel_dtypes`]).
+    pub fn kernel_dtypes(&self) -> Vec<crate::dtype::DType> {
+        self.0.backend.kernel_dtypes(self.0.desc.index)
     }
     pub fn memory_kinds(&self) -> &[MemoryKind] {
         &self.0.desc.memory_kinds

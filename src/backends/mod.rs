@@ -12,6 +12,8 @@ pub(crate) mod registry;
 
 pub mod cpu;
 pub mod tpu_host;
+#[cfg(feature = "wgpu")]
+pub mod wgpu;
 
 pub use device::{Device, DeviceDesc, MemoryKind};
 pub use op::{BinaryOp, ReduceOp, TensorRef, UnaryOp};
@@ -52,10 +54,20 @@ pub trait Backend: Send + Sync + Debug {
     fn name(&self) -> &str;
     /// Platform in JAX's sense (`cpu`, `gpu`, `tpu`, `wgpu`, ...): what DLPack maps on.
     fn platform(&self) -> &str;
-    /// Free text naming runtime and version (`cpu`, `cuda 12.8`, `wgpu 30 vulkan llvmpipe`).
+    /// Free text naming runtime and version (`cpu`, `cuda 12.8`, `wgpu 30`).
     fn platform_version(&self) -> String;
+    /// The platform version of one device, where devices of one backend differ (a wgpu
+    /// backend drives Vulkan and GL adapters side by side: `wgpu 30 vulkan llvmpipe`).
+    fn device_platform_version(&self, _device: usize) -> String {
+        self.platform_version()
+    }
     /// The devices this backend drives, by index.
     fn devices(&self) -> Vec<DeviceDesc>;
+    /// The dtypes `device`'s kernels compute on (any dtype can still be stored and moved);
+    /// an op on another dtype is `Error::Unsupported`.
+    fn kernel_dtypes(&self, _device: usize) -> Vec<DType> {
+        DType::ALL.to_vec()
+    }
 
     /// A new buffer holding `bytes` on `device` in memory `kind`.
     fn upload(

@@ -12,6 +12,8 @@ type Discover = fn() -> std::result::Result<Arc<dyn Backend>, String>;
 const BUILTIN: &[(&str, Discover)] = &[
     ("cpu", super::cpu::discover),
     ("tpu", super::tpu_host::discover),
+    #[cfg(feature = "wgpu")]
+    ("wgpu", super::wgpu::discover),
 ];
 
 /// Whether a backend was found, and if not, why.

@@ -1,0 +1,186 @@
+//! Elementwise ops and casts as WGSL: which (op, dtype) pairs exist, and the expression of
+//! each. Semantics follow the CPU backend: integers wrap, integer division by zero gives 0,
+//! max/min propagate NaN, float-to-integer casts saturate (NaN gives 0).
+
+use super::strided::{MapKernel, elementwise_body};
+use super::wgsl::{Elem, enables};
+use crate::backends::{BinaryOp, UnaryOp};
+
+/// WGSL helpers for pow and saturating casts.
+const HELPERS: &str = r#"
+fn pow_f(a: f32, b: f32) -> f32 {
+    if b == 0.0 || a == 1.0 { return 1.0; }
+    if is_nan(a) || is_nan(b) { return a + b; }
+    if a == 0.0 { return select(0.0, bitcast<f32>(0x7f800000u), b < 0.0); }
+    let r = pow(abs(a), b);
+    if a > 0.0 { return r; }
+    // A negative base has a real power only for integral exponents; odd ones keep the sign.
+    if fract(b) != 0.0 { return bitcast<f32>(0x7fc00000u); }
+    let odd = abs(b) < 16777216.0 && (u32(abs(b)) & 1u) == 1u;
+    return select(r, -r, odd);
+}
+fn pow_i(a: i32, b: i32) -> i32 {
+    if b < 0 {
+        // 1 / a^|b| truncated, as C and the CPU backend do.
+        if a == 1 { return 1; }
+        if a == -1 { return select(-1, 1, (b & 1) == 0); }
+        return 0;
+    }
+    var r = 1; var x = a; var e = u32(b);
+    loop { if e == 0u { break; } if (e & 1u) == 1u { r *= x; } x *= x; e >>= 1u; }
+    return r;
+}
+fn pow_u(a: u32, b: u32) -> u32 {
+    var r = 1u; var x = a; var e = b;
+    loop { if e == 0u { break; } if (e & 1u) == 1u { r *= x; } x *= x; e >>= 1u; }
+    return r;
+}
+fn f2i(x: f32) -> i32 {
+    if is_nan(x) { return 0; }
+    if x >= 2147483648.0 { return 2147483647; }
+    if x <= -2147483648.0 { return -2147483647 - 1; }
+    return i32(x);
+}
+fn f2u(x: f32) -> u32 {
+    if is_nan(x) || x <= 0.0 { return 0u; }
+    if x >= 4294967296.0 { return 4294967295u; }
+    return u32(x);
+}
+"#;
+
+/// The WGSL expression of `op(a)` for compute type `ty`, if the op exists for it.
+fn unary_expr(op: UnaryOp, ty: &str) -> Option<String> {
+    use UnaryOp::*;
+    let e = match (op, ty) {
+        (Neg, "f32" | "i32") => "-a".into(),
+        (Neg, "u32") => "0u - a".into(),
+        (Abs, "f32" | "i32") => "abs(a)".into(),
+        (Abs, "u32") => "a".into(),
+        (Exp, "f32") => "exp(a)".into(),
+        (Log, "f32") => "log(a)".into(),
+        (Sqrt, "f32") => "sqrt(a)".into(),
+        (Sin, "f32") => "sin(a)".into(),
+        (Cos, "f32") => "cos(a)".into(),
+        // Clamped: tanh as (e^2x - 1) / (e^2x + 1) overflows to NaN on some drivers.
+        (Tanh, "f32") => "select(tanh(clamp(a, -20.0, 20.0)), a, is_nan(a))".into(),
+        (LogicalNot, "bool") => "!a".into(),
+        _ => return None,
+    };
+    Some(e)
+}
+
+/// The WGSL expression of `op(a, b)` for compute type `ty`, if the op exists for it.
+fn binary_expr(op: BinaryOp, ty: &str) -> Option<String> {
+    use BinaryOp::*;
+    let num = matches!(ty, "f32" | "i32" | "u32");
+    let int = matches!(ty, "i32" | "u32");
+    let e = match op {
+        Add if num => "a + b".into(),
+        Sub if num => "a - b".into(),
+        Mul if num => "a * b".into(),
+        Div if ty == "f32" => "a / b".into(),
+        Div if int => format!("select(a / b, {ty}(0), b == {ty}(0))"),
+        Pow => match ty {
+            "f32" => "pow_f(a, b)".into(),
+            "i32" => "pow_i(a, b)".into(),
+            "u32" => "pow_u(a, b)".into(),
+            _ => return None,
+        },
+        Maximum => match ty {
+            "f32" => "fmax(a, b)".into(),
+            "bool" => "a || b".into(),
+            _ => "max(a, b)".into(),
+        },
+        Minimum => match ty {
+            "f32" => "fmin(a, b)".into(),
+            "bool" => "a && b".into(),
+            _ => "min(a, b)".into(),
+        },
+        Eq => "a == b".into(),
+        // Not `a != b`: that compiles to an ordered comparison, false for NaN.
+        Ne => "!(a == b)".into(),
+        Lt | Le | Gt | Ge => {
+            let sym = match op {
+                Lt => "<",
+                Le => "<=",
+                Gt => ">",
+                _ => ">=",
+            };
+            if ty == "bool" {
+                format!("u32(a) {sym} u32(b)")
+            } else {
+                format!("a {sym} b")
+            }
+        }
+        LogicalAnd if ty == "bool" => "a && b".into(),
+        LogicalOr if ty == "bool" => "a || b".into(),
+        LogicalXor if ty == "bool" => "a != b".into(),
+        _ => return None,
+    };
+    Some(e)
+}
+
+/// The WGSL expression converting `a` from compute type `from` to `to`.
+fn cast_expr(from: &str, to: &str) -> String {
+    match (from, to) {
+        (f, t) if f == t => "a".into(),
+        ("bool", t) => format!("select({t}(0), {t}(1), a)"),
+        // `!(a == 0)`, not `a != 0`: NaN is true, and `!=` is an ordered comparison.
+        (f, "bool") => format!("!(a == {f}(0))"),
+        ("f32", "i32") => "f2i(a)".into(),
+        ("f32", "u32") => "f2u(a)".into(),
+        ("i32", "u32") => "bitcast<u32>(a)".into(),
+        ("u32", "i32") => "bitcast<i32>(a)".into(),
+        (_, t) => format!("{t}(a)"),
+    }
+}
+
+fn kernel(key: String, inputs: &[Elem], out: Elem, result_ty: &str, expr: &str) -> MapKernel {
+    let params: Vec<String> = ["a", "b"]
+        .iter()
+        .zip(inputs)
+        .map(|(n, e)| format!("{n}: {}", e.ty))
+        .collect();
+    let mut all = inputs.to_vec();
+    all.push(out);
+    let mut decls = enables(&all).to_string();
+    decls += HELPERS;
+    decls += &format!(
+        "fn f({}) -> {result_ty} {{ return {expr}; }}\n",
+        params.join(", ")
+    );
+    let args: Vec<String> = inputs
+        .iter()
+        .enumerate()
+        .map(|(k, e)| e.load(&format!("in{k}"), &format!("at({k}u, i)")))
+        .collect();
+    let value = format!("f({})", args.join(", "));
+    MapKernel {
+        key,
+        decls,
+        input_types: inputs.iter().map(|e| e.store).collect(),
+        output_type: out.store,
+        per_invocation: if out.packed() { 4 } else { 1 },
+        body: elementwise_body(&value, out.packed(), |v| out.store(v)),
+    }
+}
+
+/// The kernel of `op(x)` with output `out`, or `None` when the op does not exist for `x`.
+pub(crate) fn unary(op: UnaryOp, x: Elem, out: Elem) -> Option<MapKernel> {
+    let expr = unary_expr(op, x.ty)?;
+    let key = format!("unary-{op}-{}-{}", x.dtype, out.dtype);
+    (out.ty == x.ty).then(|| kernel(key, &[x], out, out.ty, &expr))
+}
+
+/// The kernel of `op(a, b)` with output `out`, or `None` when the op does not exist.
+pub(crate) fn binary(op: BinaryOp, x: Elem, out: Elem) -> Option<MapKernel> {
+    let expr = binary_expr(op, x.ty)?;
+    let key = format!("binary-{op}-{}-{}", x.dtype, out.dtype);
+    Some(kernel(key, &[x, x], out, out.ty, &expr))
+}
+
+/// The kernel converting `x` to `out`.
+pub(crate) fn cast(x: Elem, out: Elem) -> MapKernel {
+    let key = format!("cast-{}-{}", x.dtype, out.dtype);
+    kernel(key, &[x], out, out.ty, &cast_expr(x.ty, out.ty))
+}

@@ -1,0 +1,421 @@
+//! The wgpu backend: one device per adapter wgpu finds (Vulkan, Metal, DX12, GL), compute in
+//! WGSL kernels compiled once per device.
+//!
+//! Kernels exist for f32, i32, u32 and bool (and f16 where the adapter has `SHADER_F16`);
+//! every dtype can be stored, moved and copied. Work is queued: an op returns once its
+//! kernel is submitted, and host reads wait for it. wgpu gives no address for a buffer, so
+//! DLPack sees platform `wgpu` and exports through a host copy.
+
+mod buffer;
+mod context;
+mod elementwise;
+mod fill;
+mod matmul;
+mod reduce;
+mod strided;
+mod wgsl;
+
+use crate::array::layout::Layout;
+use crate::backends::{
+    Backend, BinaryOp, DeviceBuffer, DeviceDesc, MemoryKind, ReduceOp, TensorRef, UnaryOp,
+};
+use crate::dtype::{DType, Element, Scalar};
+use crate::error::{Error, Result};
+use buffer::WgpuBuffer;
+use context::{Ctx, Gpu};
+use std::sync::Arc;
+use strided::{Input, run_map};
+use wgsl::Elem;
+
+/// The wgpu major version this build links, as it appears in `platform_version`.
+const WGPU_VERSION: &str = "wgpu 30";
+
+/// The wgpu backend: its adapters, each opened on first use.
+pub struct WgpuBackend {
+    gpus: Vec<Gpu>,
+}
+
+impl std::fmt::Debug for WgpuBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = self
+            .gpus
+            .iter()
+            .map(|g| format!("{} ({:?} {})", g.name, g.info.backend, g.info.name))
+            .collect();
+        f.debug_struct("WgpuBackend")
+            .field("devices", &names)
+            .finish()
+    }
+}
+
+/// Finds the adapters that can run compute shaders. Honours wgpu's own `WGPU_BACKEND`
+/// (e.g. `vulkan`, `gl`) to limit which graphics APIs are tried.
+pub(crate) fn discover() -> std::result::Result<Arc<dyn Backend>, String> {
+    // wgpu and drivers below it may panic on a broken installation: that must read as
+    // "backend unavailable", never take the process down.
+    let found = std::panic::catch_unwind(|| {
+        let desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        let backends = desc.backends;
+        let instance = wgpu::Instance::new(desc);
+        pollster::block_on(instance.enumerate_adapters(backends))
+    })
+    .map_err(|_| "wgpu panicked while enumerating adapters".to_string())?;
+    let adapters: Vec<wgpu::Adapter> = found
+        .into_iter()
+        .filter(|a| {
+            a.get_downlevel_capabilities()
+                .flags
+                .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+        })
+        .collect();
+    if adapters.is_empty() {
+        return Err(
+            "no wgpu adapter with compute shaders was found (on Linux, install a \
+                    Vulkan driver, e.g. Mesa's lavapipe: apt install mesa-vulkan-drivers)"
+                .to_string(),
+        );
+    }
+    let gpus = adapters
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| Gpu::new(format!("wgpu:{i}"), a))
+        .collect();
+    Ok(Arc::new(WgpuBackend { gpus }))
+}
+
+/// The bytes of one element of `dtype` equal to `value`.
+fn element_bytes(dtype: DType, value: Scalar) -> Vec<u8> {
+    crate::with_dtype!(dtype, T => bytemuck::bytes_of(&T::from_scalar(value)).to_vec())
+}
+
+impl WgpuBackend {
+    fn ctx(&self, device: usize) -> Result<&Ctx> {
+        self.gpus
+            .get(device)
+            .ok_or_else(|| Error::UnknownDevice(format!("wgpu:{device}")))?
+            .ctx()
+    }
+
+    fn buffer<'a>(&self, t: &TensorRef<'a>) -> Result<&'a WgpuBuffer> {
+        t.buffer
+            .as_any()
+            .downcast_ref::<WgpuBuffer>()
+            .ok_or_else(|| Error::invalid("wgpu kernel given a buffer of another backend"))
+    }
+
+    /// The kernel type of `dtype` on `device`, or `Unsupported` naming `op`.
+    fn elem(&self, ctx: &Ctx, op: &str, dtype: DType) -> Result<Elem> {
+        Elem::of(ctx, dtype).ok_or_else(|| Error::unsupported("wgpu", op, dtype))
+    }
+
+    fn expect_out(op: &str, got: DType, want: DType) -> Result<()> {
+        if got != want {
+            return Err(Error::DTypeMismatch {
+                op: "kernel output",
+                expected: format!("{want} for {op}"),
+                got,
+            });
+        }
+        Ok(())
+    }
+
+    fn map(
+        &self,
+        op: &str,
+        kernel: &strided::MapKernel,
+        inputs: &[TensorRef<'_>],
+        out_item: usize,
+    ) -> Result<WgpuBuffer> {
+        let device = self.buffer(&inputs[0])?.device;
+        let mut ins = Vec::with_capacity(inputs.len());
+        for t in inputs {
+            let buffer = self.buffer(t)?;
+            if buffer.device != device {
+                return Err(Error::invalid(format!(
+                    "{op}: operands on wgpu:{} and wgpu:{device}",
+                    buffer.device
+                )));
+            }
+            ins.push(Input {
+                buffer,
+                layout: t.layout,
+                item: t.dtype.size_in_bytes(),
+            });
+        }
+        run_map(self.ctx(device)?, device, op, kernel, &ins, out_item)
+    }
+
+    /// `x` converted to `to`, both kernel types.
+    fn cast_buf(&self, x: TensorRef<'_>, from: Elem, to: Elem) -> Result<WgpuBuffer> {
+        self.map(
+            "cast",
+            &elementwise::cast(from, to),
+            &[x],
+            to.dtype.size_in_bytes(),
+        )
+    }
+
+    /// A contiguous copy of `src` on its own device.
+    fn copy_same_device(&self, ctx: &Ctx, src: TensorRef<'_>) -> Result<WgpuBuffer> {
+        let buf = self.buffer(&src)?;
+        let item = src.dtype.size_in_bytes();
+        let bytes = (src.layout.size() * item) as u64;
+        let start = (src.layout.offset() * item) as u64;
+        if src.layout.is_contiguous() && start % 4 == 0 && bytes % 4 == 0 {
+            let out = WgpuBuffer::alloc(ctx, buf.device, bytes as usize)?;
+            if bytes > 0 {
+                let mut encoder = ctx
+                    .device
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+                encoder.copy_buffer_to_buffer(&buf.raw, start, &out.raw, 0, bytes);
+                ctx.queue.submit([encoder.finish()]);
+                ctx.check()?;
+            }
+            return Ok(out);
+        }
+        let kernel = strided::copy_kernel(item);
+        self.map("copy", &kernel, &[src], item)
+    }
+}
+
+fn done(b: WgpuBuffer) -> Result<Arc<dyn DeviceBuffer>> {
+    Ok(Arc::new(b))
+}
+
+fn device_only(kind: MemoryKind) -> Result<()> {
+    if kind != MemoryKind::Device {
+        return Err(Error::invalid(format!(
+            "wgpu devices have only `device` memory, not `{kind}`"
+        )));
+    }
+    Ok(())
+}
+
+impl Backend for WgpuBackend {
+    fn name(&self) -> &str {
+        "wgpu"
+    }
+    fn platform(&self) -> &str {
+        "wgpu"
+    }
+    fn platform_version(&self) -> String {
+        WGPU_VERSION.to_string()
+    }
+    fn device_platform_version(&self, device: usize) -> String {
+        match self.gpus.get(device) {
+            Some(g) => format!("{WGPU_VERSION} {} {}", g.info.backend.to_str(), g.info.name),
+            None => WGPU_VERSION.to_string(),
+        }
+    }
+    fn devices(&self) -> Vec<DeviceDesc> {
+        (0..self.gpus.len())
+            .map(|index| DeviceDesc {
+                index,
+                local_hardware_id: None,
+                memory_kinds: vec![MemoryKind::Device],
+            })
+            .collect()
+    }
+
+    fn kernel_dtypes(&self, device: usize) -> Vec<DType> {
+        match self.ctx(device) {
+            Ok(ctx) => DType::ALL
+                .into_iter()
+                .filter(|&d| Elem::of(ctx, d).is_some())
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    fn upload(
+        &self,
+        device: usize,
+        kind: MemoryKind,
+        bytes: &[u8],
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        device_only(kind)?;
+        done(WgpuBuffer::upload(self.ctx(device)?, device, bytes)?)
+    }
+
+    fn fill(
+        &self,
+        device: usize,
+        kind: MemoryKind,
+        dtype: DType,
+        value: Scalar,
+        len: usize,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        device_only(kind)?;
+        let bytes = element_bytes(dtype, value);
+        done(fill::fill(self.ctx(device)?, device, &bytes, len)?)
+    }
+
+    fn download(&self, src: TensorRef<'_>, dst: &mut [u8]) -> Result<()> {
+        let buf = self.buffer(&src)?;
+        let ctx = self.ctx(buf.device)?;
+        let item = src.dtype.size_in_bytes();
+        if dst.len() != src.layout.size() * item {
+            return Err(Error::invalid("download: destination size does not match"));
+        }
+        if dst.is_empty() {
+            return ctx.wait();
+        }
+        if src.layout.is_contiguous() {
+            return ctx.read(&buf.raw, (src.layout.offset() * item) as u64, dst);
+        }
+        let packed = self.copy_same_device(ctx, src)?;
+        ctx.read(&packed.raw, 0, dst)
+    }
+
+    fn copy(
+        &self,
+        src: TensorRef<'_>,
+        device: usize,
+        kind: MemoryKind,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        device_only(kind)?;
+        let buf = self.buffer(&src)?;
+        let ctx = self.ctx(device)?;
+        if buf.device == device {
+            return done(self.copy_same_device(ctx, src)?);
+        }
+        // Adapters share no memory: through the host.
+        let mut host = vec![0u8; src.layout.size() * src.dtype.size_in_bytes()];
+        self.download(src, &mut host)?;
+        done(WgpuBuffer::upload(ctx, device, &host)?)
+    }
+
+    fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<Arc<dyn DeviceBuffer>> {
+        let ctx = self.ctx(self.buffer(&x)?.device)?;
+        let e = self.elem(ctx, op.name(), x.dtype)?;
+        Self::expect_out(op.name(), out, x.dtype)?;
+        let kernel = elementwise::unary(op, e, e)
+            .ok_or_else(|| Error::unsupported("wgpu", op.name(), x.dtype))?;
+        done(self.map(op.name(), &kernel, &[x], out.size_in_bytes())?)
+    }
+
+    fn binary(
+        &self,
+        op: BinaryOp,
+        a: TensorRef<'_>,
+        b: TensorRef<'_>,
+        out: DType,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let ctx = self.ctx(self.buffer(&a)?.device)?;
+        let e = self.elem(ctx, op.name(), a.dtype)?;
+        if b.dtype != a.dtype {
+            return Err(Error::DTypeMismatch {
+                op: "binary kernel",
+                expected: a.dtype.to_string(),
+                got: b.dtype,
+            });
+        }
+        let want = if op.is_comparison() {
+            DType::Bool
+        } else {
+            a.dtype
+        };
+        Self::expect_out(op.name(), out, want)?;
+        let oe = self.elem(ctx, op.name(), out)?;
+        let kernel = elementwise::binary(op, e, oe)
+            .ok_or_else(|| Error::unsupported("wgpu", op.name(), a.dtype))?;
+        done(self.map(op.name(), &kernel, &[a, b], out.size_in_bytes())?)
+    }
+
+    fn reduce(
+        &self,
+        op: ReduceOp,
+        x: TensorRef<'_>,
+        axes: &[usize],
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let buf = self.buffer(&x)?;
+        let ctx = self.ctx(buf.device)?;
+        let e = self.elem(ctx, op.name(), x.dtype)?;
+        if e.dtype == DType::Bool && op != ReduceOp::Sum {
+            // max/min of bool are any/all: reduce 0/1 as u32, then back to bool.
+            let u = self.elem(ctx, op.name(), DType::U32)?;
+            let wide = self.cast_buf(x, e, u)?;
+            let layout = Layout::contiguous(x.layout.shape());
+            let r = reduce::reduce(ctx, buf.device, op, (&wide, &layout, u), axes, u)?;
+            let kept: Vec<usize> = (0..layout.ndim())
+                .filter(|k| !axes.contains(k))
+                .map(|k| layout.shape()[k])
+                .collect();
+            let rl = Layout::contiguous(&kept);
+            let t = TensorRef {
+                buffer: &r,
+                layout: &rl,
+                dtype: DType::U32,
+            };
+            return done(self.cast_buf(t, u, e)?);
+        }
+        if !reduce::supported(op, e) {
+            return Err(Error::unsupported("wgpu", op.name(), x.dtype));
+        }
+        done(reduce::reduce(
+            ctx,
+            buf.device,
+            op,
+            (buf, x.layout, e),
+            axes,
+            e,
+        )?)
+    }
+
+    fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+        let (ba, bb) = (self.buffer(&a)?, self.buffer(&b)?);
+        if ba.device != bb.device {
+            return Err(Error::invalid(format!(
+                "matmul: operands on wgpu:{} and wgpu:{}",
+                ba.device, bb.device
+            )));
+        }
+        let ctx = self.ctx(ba.device)?;
+        let e = self.elem(ctx, "matmul", a.dtype)?;
+        if b.dtype != a.dtype {
+            return Err(Error::DTypeMismatch {
+                op: "matmul kernel",
+                expected: a.dtype.to_string(),
+                got: b.dtype,
+            });
+        }
+        if e.dtype == DType::Bool {
+            // OR of ANDs: count the true products as u32, then test for non-zero.
+            let u = self.elem(ctx, "matmul", DType::U32)?;
+            let (wa, wb) = (self.cast_buf(a, e, u)?, self.cast_buf(b, e, u)?);
+            let (la, lb) = (
+                Layout::contiguous(a.layout.shape()),
+                Layout::contiguous(b.layout.shape()),
+            );
+            let p = matmul::matmul(ctx, ba.device, u, (&wa, &la), (&wb, &lb))?;
+            let nd = la.ndim();
+            let mut shape = la.shape()[..nd - 1].to_vec();
+            shape.push(lb.shape()[nd - 1]);
+            let pl = Layout::contiguous(&shape);
+            let t = TensorRef {
+                buffer: &p,
+                layout: &pl,
+                dtype: DType::U32,
+            };
+            return done(self.cast_buf(t, u, e)?);
+        }
+        done(matmul::matmul(
+            ctx,
+            ba.device,
+            e,
+            (ba, a.layout),
+            (bb, b.layout),
+        )?)
+    }
+
+    fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<Arc<dyn DeviceBuffer>> {
+        let ctx = self.ctx(self.buffer(&x)?.device)?;
+        let from = self.elem(ctx, "cast", x.dtype)?;
+        let to_e = self.elem(ctx, "cast", to)?;
+        done(self.cast_buf(x, from, to_e)?)
+    }
+
+    fn synchronize(&self, device: usize) -> Result<()> {
+        self.ctx(device)?.wait()
+    }
+}

@@ -1,0 +1,577 @@
+//! The wgpu backend against the CPU backend: every op on every dtype (same result where the
+//! device has kernels for the dtype, `Unsupported` naming wgpu otherwise), strided and
+//! broadcast inputs, reductions, matmul, casts, fills, moves between devices, sharding, and
+//! the DLPack host-copy fallback with JAX's exact error.
+//!
+//! Needs a wgpu adapter (lavapipe in CI). With `DLARRAY_REQUIRE` naming `wgpu`, a missing
+//! adapter fails every test here; without it, the tests say so and check nothing.
+#![cfg(feature = "wgpu")]
+
+mod common;
+
+use common::*;
+use dlarray::dlpack::{DlpackPolicy, ExportOptions};
+use dlarray::{Array, BinaryOp, DType, Device, Error, ReduceOp, Scalar, Slice, UnaryOp};
+
+/// The wgpu devices; `devices()` fails when wgpu is required and missing.
+fn gpus() -> Vec<Device> {
+    let d = devices_of("wgpu");
+    if d.is_empty() {
+        eprintln!("no wgpu adapter: wgpu tests check nothing (set DLARRAY_REQUIRE=wgpu to fail)");
+    }
+    d
+}
+
+/// Deterministic test values for `dtype`, with the edge cases of each kind.
+fn values(dtype: DType, n: usize, salt: usize) -> Vec<Scalar> {
+    let floats = [
+        -6.5, -2.0, -0.5, 0.0, 0.25, 1.0, 3.75, 7.0, 2.5, -1.25, 0.5, 5.5,
+    ];
+    let ints: [i128; 12] = [
+        -7,
+        -3,
+        -1,
+        0,
+        1,
+        2,
+        5,
+        100_000,
+        -2_147_483_648,
+        2_147_483_647,
+        3,
+        9,
+    ];
+    let uints: [i128; 12] = [0, 1, 2, 3, 7, 100, 4_294_967_295, 65_536, 5, 9, 31, 2];
+    (0..n)
+        .map(|i| {
+            let k = (i * 7 + salt * 5) % 12;
+            match dtype {
+                DType::Bool => Scalar::Bool((i + salt) % 3 != 0),
+                d if d.is_float() => Scalar::Float(floats[k]),
+                d if d.is_complex() => {
+                    Scalar::Complex(dlarray::dtype::Complex64::new(floats[k], 1.0))
+                }
+                d if d.kind() == dlarray::dtype::Kind::UInt => {
+                    Scalar::Int(uints[k] % (1 << (d.size_in_bytes().min(4) * 8)))
+                }
+                d => {
+                    let bits = d.size_in_bytes() * 8;
+                    let v = ints[k];
+                    Scalar::Int(if bits < 32 { v % (1 << (bits - 1)) } else { v })
+                }
+            }
+        })
+        .collect()
+}
+
+/// `cpu` and `gpu` are the same computation on both backends: equal results where the
+/// device computes on every dtype involved, an `Unsupported` naming wgpu otherwise.
+fn same(
+    what: &str,
+    dev: &Device,
+    dtypes: &[DType],
+    cpu: dlarray::Result<Array>,
+    gpu: dlarray::Result<Array>,
+) {
+    let kernels = dev.kernel_dtypes();
+    let mut want = match cpu {
+        Ok(a) => a,
+        Err(Error::Unsupported { .. } | Error::DTypeMismatch { .. }) => {
+            assert!(gpu.is_err(), "{what}: CPU refuses it, wgpu gave {gpu:?}");
+            return;
+        }
+        Err(e) => panic!("{what}: CPU failed: {e}"),
+    };
+    // Without 64-bit kernels, sums, means and true divisions use the 32-bit dtype (as JAX
+    // without x64); the CPU's 64-bit result, cast, is the reference (integers wrap alike).
+    let narrow = match want.dtype() {
+        DType::F64 => DType::F32,
+        DType::I64 => DType::I32,
+        DType::U64 => DType::U32,
+        d => d,
+    };
+    let identity = dtypes.is_empty();
+    if !identity
+        && !kernels.contains(&want.dtype())
+        && kernels.contains(&narrow)
+        && !dtypes.contains(&want.dtype())
+    {
+        want = want.astype(narrow).unwrap();
+    }
+    let can = dtypes.is_empty()
+        || dtypes
+            .iter()
+            .chain([&want.dtype()])
+            .all(|d| kernels.contains(d));
+    match gpu {
+        Ok(got) => {
+            assert!(can, "{what}: wgpu computed a dtype it does not list");
+            assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
+            assert_eq!(got.shape(), want.shape(), "{what}: shape");
+            assert_eq!(got.devices(), vec![dev.clone()], "{what}: device");
+            assert_close(what, want.dtype(), &to_scalars(&got), &to_scalars(&want));
+        }
+        Err(Error::Unsupported { backend, op, dtype }) => {
+            assert!(!can, "{what}: wgpu refused {op} on {dtype}");
+            assert_eq!(backend, "wgpu", "{what}");
+            assert!(!op.is_empty(), "{what}");
+        }
+        Err(e) => panic!("{what}: {e}"),
+    }
+}
+
+#[test]
+fn platform_and_dlpack_device() {
+    for dev in gpus() {
+        assert_eq!(dev.platform(), "wgpu");
+        assert!(
+            dev.platform_version().starts_with("wgpu 30 "),
+            "{}",
+            dev.platform_version()
+        );
+        assert_eq!(dev.memory_kinds(), &[dlarray::MemoryKind::Device]);
+        let a = Array::from_slice_on(&[1.0f32, 2.0], &[2], &dev).unwrap();
+        match a.dlpack_device() {
+            Err(e) => assert_eq!(
+                e.to_string(),
+                "__dlpack__ device only supported for CPU, GPU and TPU pinned host, got platform: wgpu"
+            ),
+            other => panic!("{dev}: expected the BufferError, got {other:?}"),
+        }
+        let k = dev.kernel_dtypes();
+        for d in [DType::F32, DType::I32, DType::U32, DType::Bool] {
+            assert!(k.contains(&d), "{dev} lacks {d}");
+        }
+    }
+}
+
+#[test]
+fn every_dtype_round_trips_and_fills() {
+    for dev in gpus() {
+        for dtype in DType::ALL {
+            // Odd lengths exercise the word padding of 1- and 2-byte dtypes.
+            let xs = values(dtype, 13, 1);
+            let a = from_scalars(&xs, &[13], dtype, &dev);
+            assert_eq!(
+                to_scalars(&a),
+                to_scalars(&from_scalars(&xs, &[13], dtype, &cpu()))
+            );
+            // Strided reads go through the copy kernel (every element size).
+            let rev = a.slice(&[Slice::with_step(11, 0, -3)]).unwrap();
+            let want: Vec<Scalar> = [11usize, 8, 5, 2]
+                .iter()
+                .map(|&i| round_to(dtype, xs[i]))
+                .collect();
+            assert_eq!(to_scalars(&rev), want, "{dtype} reversed slice");
+            let moved = rev.to_device(&cpu()).unwrap();
+            assert_eq!(to_scalars(&moved), want, "{dtype} to cpu");
+            let back = moved.to_device(&dev).unwrap();
+            assert_eq!(to_scalars(&back), want, "{dtype} back");
+            for v in [
+                Scalar::Int(0),
+                Scalar::Int(1),
+                Scalar::Float(-2.5),
+                Scalar::Bool(true),
+            ] {
+                let f =
+                    Array::full_sharded(&[7], v, dtype, &dlarray::Sharding::single(&dev)).unwrap();
+                assert_eq!(
+                    to_scalars(&f),
+                    vec![round_to(dtype, v); 7],
+                    "full {dtype} {v:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn binary_ops_match_cpu_with_strides_and_broadcasting() {
+    for dev in gpus() {
+        for dtype in DType::ALL {
+            let a_c = from_scalars(&values(dtype, 30, 0), &[5, 6], dtype, &cpu());
+            let b_c = from_scalars(&values(dtype, 30, 1), &[5, 6], dtype, &cpu());
+            let r_c = from_scalars(&values(dtype, 6, 2), &[1, 6], dtype, &cpu());
+            let (a_g, b_g, r_g) = (
+                a_c.to_device(&dev).unwrap(),
+                b_c.to_device(&dev).unwrap(),
+                r_c.to_device(&dev).unwrap(),
+            );
+            for &op in BinaryOp::ALL {
+                let what = format!("{op} {dtype} on {dev}");
+                same(
+                    &what,
+                    &dev,
+                    &[dtype],
+                    a_c.binary(op, &b_c),
+                    a_g.binary(op, &b_g),
+                );
+                // Transposed and reversed operands.
+                let tc = b_c
+                    .t()
+                    .unwrap()
+                    .slice(&[Slice::reversed(), Slice::full()])
+                    .unwrap();
+                let tg = b_g
+                    .t()
+                    .unwrap()
+                    .slice(&[Slice::reversed(), Slice::full()])
+                    .unwrap();
+                same(
+                    &format!("{what} strided"),
+                    &dev,
+                    &[dtype],
+                    a_c.t().unwrap().binary(op, &tc),
+                    a_g.t().unwrap().binary(op, &tg),
+                );
+                same(
+                    &format!("{what} broadcast"),
+                    &dev,
+                    &[dtype],
+                    a_c.binary(op, &r_c),
+                    a_g.binary(op, &r_g),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn unary_ops_match_cpu() {
+    for dev in gpus() {
+        for dtype in DType::ALL {
+            // |x| <= 1e5: GPU sin and cos reduce larger arguments inexactly (WGSL promises
+            // accuracy only on [-pi, pi]; lavapipe is close to 1e5).
+            let xs: Vec<Scalar> = values(dtype, 24, 3)
+                .into_iter()
+                .map(|v| match v {
+                    Scalar::Int(i) if i.abs() > 100_000 => Scalar::Int(i.signum() * 99_991),
+                    v => v,
+                })
+                .collect();
+            let x_c = from_scalars(&xs, &[4, 6], dtype, &cpu());
+            let x_g = x_c.to_device(&dev).unwrap();
+            for &op in UnaryOp::ALL {
+                let what = format!("{op} {dtype} on {dev}");
+                same(&what, &dev, &[dtype], x_c.unary(op), x_g.unary(op));
+                same(
+                    &format!("{what} transposed"),
+                    &dev,
+                    &[dtype],
+                    x_c.t().unwrap().unary(op),
+                    x_g.t().unwrap().unary(op),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn float_edge_cases() {
+    let nan = f32::NAN;
+    let inf = f32::INFINITY;
+    let xs = [
+        nan, 1.0, -inf, inf, 0.0, -0.0, 3e9, -3e9, -1.5, 2.0, nan, -2.0,
+    ];
+    let ys = [
+        1.0, nan, 1.0, -inf, -0.0, 0.0, 2.0, 3.0, 2.0, -1.0, nan, 3.0,
+    ];
+    for dev in gpus() {
+        let (a_c, b_c) = (
+            Array::from_slice_on(&xs, &[12], &cpu()).unwrap(),
+            Array::from_slice_on(&ys, &[12], &cpu()).unwrap(),
+        );
+        let (a_g, b_g) = (a_c.to_device(&dev).unwrap(), b_c.to_device(&dev).unwrap());
+        for &op in BinaryOp::ALL {
+            same(
+                &format!("{op} f32 edges"),
+                &dev,
+                &[DType::F32],
+                a_c.binary(op, &b_c),
+                a_g.binary(op, &b_g),
+            );
+        }
+        for to in [DType::I32, DType::U32, DType::Bool, DType::F16] {
+            same(
+                &format!("cast f32 edges to {to}"),
+                &dev,
+                &[DType::F32],
+                a_c.astype(to),
+                a_g.astype(to),
+            );
+        }
+        for op in [ReduceOp::Max, ReduceOp::Min, ReduceOp::Sum] {
+            same(
+                &format!("{op} with NaN"),
+                &dev,
+                &[DType::F32],
+                a_c.reduce(op, dlarray::Axes::All, false),
+                a_g.reduce(op, dlarray::Axes::All, false),
+            );
+        }
+    }
+}
+
+#[test]
+fn casts_between_every_pair() {
+    for dev in gpus() {
+        for from in DType::ALL {
+            let x_c = from_scalars(&values(from, 12, 4), &[3, 4], from, &cpu());
+            let x_g = x_c.to_device(&dev).unwrap();
+            for to in DType::ALL {
+                // A cast to the same dtype is the array itself, on any device.
+                let dtypes: &[DType] = if from == to { &[] } else { &[from, to] };
+                same(
+                    &format!("cast {from} -> {to}"),
+                    &dev,
+                    dtypes,
+                    x_c.astype(to),
+                    x_g.astype(to),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn reductions_over_every_axis_set() {
+    for dev in gpus() {
+        for dtype in DType::ALL {
+            let x_c = from_scalars(&values(dtype, 60, 5), &[3, 4, 5], dtype, &cpu());
+            let x_g = x_c.to_device(&dev).unwrap();
+            let axes: [Option<&[isize]>; 8] = [
+                None,
+                Some(&[0]),
+                Some(&[1]),
+                Some(&[2]),
+                Some(&[0, 1]),
+                Some(&[0, 2]),
+                Some(&[1, 2]),
+                Some(&[]),
+            ];
+            for &op in ReduceOp::ALL {
+                for ax in axes {
+                    let what = format!("{op} {dtype} axes {ax:?} on {dev}");
+                    let (c, g) = match ax {
+                        None => (
+                            x_c.reduce(op, dlarray::Axes::All, false),
+                            x_g.reduce(op, dlarray::Axes::All, false),
+                        ),
+                        Some(a) => (x_c.reduce(op, a, false), x_g.reduce(op, a, false)),
+                    };
+                    same(&what, &dev, &[dtype], c, g);
+                }
+                // A permuted, reversed view.
+                let pc = x_c
+                    .permute(&[2, 0, 1])
+                    .unwrap()
+                    .slice(&[Slice::reversed()])
+                    .unwrap();
+                let pg = x_g
+                    .permute(&[2, 0, 1])
+                    .unwrap()
+                    .slice(&[Slice::reversed()])
+                    .unwrap();
+                same(
+                    &format!("{op} {dtype} strided"),
+                    &dev,
+                    &[dtype],
+                    pc.reduce(op, 1, false),
+                    pg.reduce(op, 1, false),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn large_reductions_use_several_passes() {
+    for dev in gpus() {
+        let n = 1_000_003;
+        let xs: Vec<f32> = (0..n)
+            .map(|i| ((i * 7919) % 1000) as f32 / 1000.0)
+            .collect();
+        let want: f64 = xs.iter().map(|&v| v as f64).sum();
+        let a = Array::from_slice_on(&xs, &[n], &dev).unwrap();
+        let got = a.sum(dlarray::Axes::All).unwrap().item::<f32>().unwrap() as f64;
+        assert!((got - want).abs() <= 1e-5 * want, "sum {got} vs {want}");
+        let m = a.max(dlarray::Axes::All).unwrap().item::<f32>().unwrap();
+        assert_eq!(m, 0.999);
+        let ints: Vec<i32> = (0..n as i32).map(|i| i % 17 - 8).collect();
+        let b = Array::from_slice_on(&ints, &[n], &dev).unwrap();
+        let want: i32 = ints.iter().sum();
+        assert_eq!(
+            b.sum(dlarray::Axes::All).unwrap().item::<i32>().unwrap(),
+            want
+        );
+        // Few rows, long reductions: several parts per output.
+        let c = b
+            .slice(&[Slice::with_step(0, 1_000_000, 1)])
+            .unwrap()
+            .reshape(&[4, 250_000])
+            .unwrap();
+        let got = c.sum(1).unwrap().to_vec::<i32>().unwrap();
+        let want: Vec<i32> = ints[..1_000_000]
+            .chunks(250_000)
+            .map(|r| r.iter().sum())
+            .collect();
+        assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn matmul_matches_cpu() {
+    let cases: [(&[usize], &[usize]); 6] = [
+        (&[1, 1], &[1, 1]),
+        (&[3, 5], &[5, 2]),
+        (&[65, 70], &[70, 33]),
+        (&[3, 17, 9], &[9, 20]),
+        (&[2, 1, 4, 6], &[3, 6, 5]),
+        (&[7], &[7, 3]),
+    ];
+    for dev in gpus() {
+        for dtype in DType::ALL {
+            for (sa, sb) in cases {
+                let (na, nb): (usize, usize) = (sa.iter().product(), sb.iter().product());
+                let a_c = from_scalars(&small(dtype, na, 1), sa, dtype, &cpu());
+                let b_c = from_scalars(&small(dtype, nb, 2), sb, dtype, &cpu());
+                let (a_g, b_g) = (a_c.to_device(&dev).unwrap(), b_c.to_device(&dev).unwrap());
+                let what = format!("matmul {dtype} {sa:?} @ {sb:?} on {dev}");
+                same(&what, &dev, &[dtype], a_c.matmul(&b_c), a_g.matmul(&b_g));
+            }
+            // Transposed operands read through their strides.
+            let a_c = from_scalars(&small(dtype, 40 * 30, 3), &[40, 30], dtype, &cpu());
+            let a_g = a_c.to_device(&dev).unwrap();
+            same(
+                &format!("matmul {dtype} a.T @ a on {dev}"),
+                &dev,
+                &[dtype],
+                a_c.t().unwrap().matmul(&a_c),
+                a_g.t().unwrap().matmul(&a_g),
+            );
+        }
+    }
+}
+
+/// Small values, so products and sums are exact in every dtype.
+fn small(dtype: DType, n: usize, salt: usize) -> Vec<Scalar> {
+    (0..n)
+        .map(|i| {
+            let v = ((i * 5 + salt * 3) % 7) as i128 - 2;
+            match dtype {
+                DType::Bool => Scalar::Bool(v > 0),
+                d if d.kind() == dlarray::dtype::Kind::UInt => Scalar::Int(v.abs()),
+                d if d.is_integer() => Scalar::Int(v),
+                d if d.is_complex() => {
+                    Scalar::Complex(dlarray::dtype::Complex64::new(v as f64, 0.5))
+                }
+                _ => Scalar::Float(v as f64 * 0.5),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn unsupported_dtypes_name_backend_op_and_dtype() {
+    for dev in gpus() {
+        let a = Array::from_slice_on(&[1.0f64, 2.0], &[2], &dev).unwrap();
+        match &a + &a {
+            Err(Error::Unsupported { backend, op, dtype }) => {
+                assert_eq!(
+                    (backend.as_str(), op.as_str(), dtype),
+                    ("wgpu", "add", DType::F64)
+                );
+            }
+            other => panic!("expected Unsupported, got {other:?}"),
+        }
+        // The data is intact and movable.
+        assert_eq!(a.to_vec::<f64>().unwrap(), vec![1.0, 2.0]);
+        assert!(matches!(
+            a.unary(UnaryOp::Exp),
+            Err(Error::Unsupported { .. })
+        ));
+        // Integers needing a float compute in float32 here (no float64 kernels).
+        let i = Array::from_slice_on(&[1i32, 2], &[2], &dev).unwrap();
+        let e = i.unary(UnaryOp::Exp).unwrap();
+        assert_eq!(e.dtype(), DType::F32);
+        let want = [Scalar::Float(1f64.exp()), Scalar::Float(2f64.exp())];
+        assert_close("exp i32", DType::F32, &to_scalars(&e), &want);
+        assert_eq!(i.sum(dlarray::Axes::All).unwrap().dtype(), DType::I32);
+    }
+}
+
+#[test]
+fn moves_between_devices_and_sharding() {
+    let gs = gpus();
+    if gs.is_empty() {
+        return;
+    }
+    let xs: Vec<f32> = (0..1000).map(|i| i as f32 * 0.5).collect();
+    let a = Array::from_slice_on(&xs, &[10, 100], &gs[0]).unwrap();
+    for dev in &gs {
+        let b = a.to_device(dev).unwrap();
+        assert_eq!(b.to_vec::<f32>().unwrap(), xs, "to {dev}");
+        assert_eq!(b.devices(), vec![dev.clone()]);
+    }
+    // Sharded over every wgpu device (one or more), rows split unevenly.
+    let mesh = dlarray::Mesh::new(gs.clone(), &[gs.len()], &["x"]).unwrap();
+    let sharding = dlarray::Sharding::Named(mesh, dlarray::PartitionSpec::new(&[Some("x"), None]));
+    let s = a.device_put(&sharding).unwrap();
+    assert_eq!(s.addressable_shards().len(), gs.len());
+    let sum = (&s + &s).unwrap();
+    assert_eq!(sum.sharding(), s.sharding());
+    let want: Vec<f32> = xs.iter().map(|v| v * 2.0).collect();
+    assert_eq!(sum.to_vec::<f32>().unwrap(), want);
+    let cpu_copy = Array::from_slice_on(&xs, &[10, 100], &cpu()).unwrap();
+    assert_eq!((&s + &cpu_copy).unwrap().to_vec::<f32>().unwrap(), want);
+}
+
+#[test]
+fn dlpack_export_falls_back_to_a_host_copy() {
+    const MSG: &str =
+        "__dlpack__ device only supported for CPU, GPU and TPU pinned host, got platform: wgpu";
+    for dev in gpus() {
+        let xs: Vec<i32> = (0..24).collect();
+        let a = Array::from_slice_on(&xs, &[4, 6], &dev)
+            .unwrap()
+            .t()
+            .unwrap();
+        // Legacy tensors have no flags; the versioned one says IS_COPIED.
+        let legacy = a.to_dlpack().unwrap();
+        assert_eq!(
+            legacy.fallback_reason().map(|e| e.to_string()).as_deref(),
+            Some(MSG)
+        );
+        drop(legacy);
+        let t = a
+            .to_dlpack_with(ExportOptions {
+                max_version: Some((1, 0)),
+                ..Default::default()
+            })
+            .unwrap();
+        assert!(t.is_copied());
+        assert_eq!(
+            t.fallback_reason().map(|e| e.to_string()).as_deref(),
+            Some(MSG)
+        );
+        let back = Array::from_dlpack(t).unwrap();
+        assert_eq!(back.devices(), vec![cpu()]);
+        assert_eq!(back.to_vec::<i32>().unwrap(), a.to_vec::<i32>().unwrap());
+        let strict = ExportOptions {
+            policy: Some(DlpackPolicy::Strict),
+            ..Default::default()
+        };
+        match a.to_dlpack_with(strict) {
+            Err(Error::Buffer(e)) => assert_eq!(e.to_string(), MSG),
+            other => panic!("strict: {other:?}"),
+        }
+        let no_copy = ExportOptions {
+            copy: Some(false),
+            ..Default::default()
+        };
+        match a.to_dlpack_with(no_copy) {
+            Err(Error::Buffer(e)) => assert_eq!(e.to_string(), MSG),
+            other => panic!("copy=False: {other:?}"),
+        }
+    }
+}
