@@ -104,7 +104,115 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) ng: vec3<
 
 /// Reduces `x` (a strided view `layout`, of kernel type `input`) over `axes` into a new
 /// buffer of `out` elements.
+///
+/// An input wider than one binding is cut in halves along its widest axis until the pieces
+/// fit: pieces along a reduced axis give partial results (in the accumulator type) that are
+/// reduced once more; pieces along the outermost kept axis give consecutive blocks of the
+/// output.
 pub(crate) fn reduce(
+    ctx: &Ctx,
+    device: usize,
+    op: ReduceOp,
+    (x, layout, input): (&WgpuBuffer, &Layout, Elem),
+    axes: &[usize],
+    out: Elem,
+) -> Result<WgpuBuffer> {
+    let Some((acc, _, _)) = reducer(op, input.ty) else {
+        return Err(crate::error::Error::unsupported(
+            "wgpu",
+            op.name(),
+            input.dtype,
+        ));
+    };
+    let align = ctx.offset_align().max(16);
+    if span_window(layout, input.dtype.size_in_bytes(), align).1 <= ctx.max_binding {
+        return reduce_fitting(ctx, device, op, (x, layout, input), axes, out);
+    }
+    let acc_elem = Elem {
+        dtype: input.dtype,
+        ty: acc,
+        store: acc,
+    };
+    let partial = reduce_split(ctx, device, op, (x, layout, input), axes, acc_elem)?;
+    if out == acc_elem || out.store == acc {
+        return Ok(partial);
+    }
+    let outputs = partial.len / 4;
+    let flat = Layout::contiguous(&[outputs]);
+    let input = super::strided::Input {
+        buffer: &partial,
+        layout: &flat,
+        item: 4,
+    };
+    let kernel = super::elementwise::cast(acc_elem, out);
+    super::strided::run_map(
+        ctx,
+        device,
+        op.name(),
+        &kernel,
+        &[input],
+        out.dtype.size_in_bytes(),
+    )
+}
+
+/// [`reduce`] into the accumulator type `acc`, halving the input until it fits.
+fn reduce_split(
+    ctx: &Ctx,
+    device: usize,
+    op: ReduceOp,
+    (x, layout, input): (&WgpuBuffer, &Layout, Elem),
+    axes: &[usize],
+    acc: Elem,
+) -> Result<WgpuBuffer> {
+    let align = ctx.offset_align().max(16);
+    let size = span_window(layout, input.dtype.size_in_bytes(), align).1;
+    if size <= ctx.max_binding {
+        return reduce_fitting(ctx, device, op, (x, layout, input), axes, acc);
+    }
+    let (shape, strides) = (layout.shape(), layout.strides());
+    let widest = (0..shape.len())
+        .filter(|&a| shape[a] > 1)
+        .max_by_key(|&a| (shape[a] - 1) * strides[a].unsigned_abs());
+    let first_kept = (0..shape.len()).find(|&a| !axes.contains(&a) && shape[a] > 1);
+    let Some(axis) = widest.filter(|&a| axes.contains(&a) || Some(a) == first_kept) else {
+        // The widest axis is an inner kept axis: its outputs are not one block.
+        return Err(too_large(ctx, op.name(), size, ctx.max_binding));
+    };
+    let n = shape[axis] as isize;
+    let mut halves = Vec::with_capacity(2);
+    for (start, stop) in [(0, n / 2), (n / 2, n)] {
+        let mut slices = vec![crate::array::layout::Slice::full(); layout.ndim()];
+        slices[axis] = crate::array::layout::Slice::with_step(start, stop, 1);
+        let piece = layout.slice(&slices)?;
+        halves.push(reduce_split(
+            ctx,
+            device,
+            op,
+            (x, &piece, input),
+            axes,
+            acc,
+        )?);
+    }
+    // Both halves side by side: a block of the output each (kept axis), or two partial
+    // results to reduce again (reduced axis).
+    let (lo, hi) = (halves[0].len, halves[1].len);
+    let joined = WgpuBuffer::alloc(ctx, device, lo + hi)?;
+    let mut encoder = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+    encoder.copy_buffer_to_buffer(&halves[0].raw, 0, &joined.raw, 0, lo as u64);
+    encoder.copy_buffer_to_buffer(&halves[1].raw, 0, &joined.raw, lo as u64, hi as u64);
+    ctx.queue.submit([encoder.finish()]);
+    ctx.check()?;
+    if !axes.contains(&axis) {
+        return Ok(joined);
+    }
+    let stacked = Layout::contiguous(&[2, lo / 4]);
+    reduce_fitting(ctx, device, op, (&joined, &stacked, acc), &[0], acc)
+}
+
+/// [`reduce`] of an input that fits one binding.
+fn reduce_fitting(
     ctx: &Ctx,
     device: usize,
     op: ReduceOp,
