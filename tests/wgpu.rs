@@ -500,9 +500,35 @@ fn unsupported_dtypes_name_backend_op_and_dtype() {
     }
 }
 
+/// With `DLARRAY_WGPU_ADAPTERS=all`, lavapipe's Vulkan and GL adapters are two devices: the
+/// sharding test runs again in a child process that sees both (one test thread: wgpu's GL
+/// backend is not fit for concurrent use).
+#[test]
+fn sharding_over_every_adapter() {
+    if gpus().is_empty() {
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "moves_between_devices_and_sharding",
+            "--test-threads=1",
+        ])
+        .env("DLARRAY_WGPU_ADAPTERS", "all")
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "child failed:\n{text}");
+    assert!(text.contains("1 passed"), "{text}");
+}
+
 #[test]
 fn moves_between_devices_and_sharding() {
     let gs = gpus();
+    if std::env::var("DLARRAY_WGPU_ADAPTERS").as_deref() == Ok("all") {
+        eprintln!("wgpu devices: {gs:?}");
+    }
     if gs.is_empty() {
         return;
     }
@@ -519,7 +545,8 @@ fn moves_between_devices_and_sharding() {
     let s = a.device_put(&sharding).unwrap();
     assert_eq!(s.addressable_shards().len(), gs.len());
     let sum = (&s + &s).unwrap();
-    assert_eq!(sum.sharding(), s.sharding());
+    assert_eq!(sum.devices(), s.devices());
+    assert_eq!(sum.addressable_shards().len(), gs.len());
     let want: Vec<f32> = xs.iter().map(|v| v * 2.0).collect();
     assert_eq!(sum.to_vec::<f32>().unwrap(), want);
     let cpu_copy = Array::from_slice_on(&xs, &[10, 100], &cpu()).unwrap();

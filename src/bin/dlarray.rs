@@ -233,6 +233,49 @@ fn tour() -> Result<()> {
             &(0..8).map(f64::from).collect::<Vec<_>>(),
         )?;
     }
+    for gpu in all.iter().filter(|d| d.platform() == "wgpu") {
+        println!("\n== the same rows on {gpu} ({})", gpu.platform_version());
+        let (g, t) = time(|| x.to_device(gpu))?;
+        println!("  upload      {t:>10.3?}");
+        let (y, t) = time(|| {
+            let y = (&g * &g)?.add(&g)?;
+            y.block_until_ready()?;
+            Ok(y)
+        })?;
+        println!("  x*x + x     {t:>10.3?}");
+        check("x*x + x on wgpu", &y.to_f64_vec()?, &want)?;
+        check(
+            "sum over axis 1 on wgpu",
+            &y.sum(1)?.to_f64_vec()?,
+            &want_rows,
+        )?;
+        let (p, t) = time(|| g.matmul(&w.to_device(gpu)?))?;
+        println!("  matmul      {t:>10.3?}");
+        check("matmul on wgpu", &p.to_f64_vec()?, &want_mm)?;
+        // No raw address on wgpu: JAX's BufferError, and the export falls back to host.
+        let reason = y
+            .dlpack_device()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        println!("  dlpack_device: BufferError: {reason}");
+        let (t, dt) = time(|| {
+            y.to_dlpack_with(dlarray::ExportOptions {
+                max_version: Some((1, 0)),
+                ..Default::default()
+            })
+        })?;
+        println!(
+            "  to_dlpack {dt:>10.3?}: host copy, IS_COPIED={}, fallback_reason={:?}",
+            t.is_copied(),
+            t.fallback_reason().map(|e| e.to_string())
+        );
+        check(
+            "DLPack host copy",
+            &Array::from_dlpack(t)?.to_f64_vec()?,
+            &want,
+        )?;
+    }
     println!("\nall checks passed");
     Ok(())
 }
@@ -250,11 +293,14 @@ fn bench(size: usize, n: usize, reps: usize, only: Option<String>) -> Result<()>
         "device", "add GB/s", "sum GB/s", "matmul GFLOP/s"
     );
     for d in dlarray::devices()? {
+        // One device per backend and runtime: every TPU device is alike, wgpu's Vulkan and GL
+        // adapters are not.
         let b = d.backend_name().to_string();
-        if seen.contains(&b) || wanted.as_ref().is_some_and(|w| !w.contains(&b)) {
+        let key = (b.clone(), d.platform_version().to_string());
+        if seen.contains(&key) || wanted.as_ref().is_some_and(|w| !w.contains(&b)) {
             continue;
         }
-        seen.push(b);
+        seen.push(key);
         let x = Array::full(&[size], 1.5f32, DType::F32)?.to_device(&d)?;
         let y = Array::full(&[size], 2.5f32, DType::F32)?.to_device(&d)?;
         let run = |f: &dyn Fn() -> Result<Array>| -> Result<Duration> {

@@ -160,7 +160,11 @@ fn kernel(key: String, inputs: &[Elem], out: Elem, result_ty: &str, expr: &str) 
         decls,
         input_types: inputs.iter().map(|e| e.store).collect(),
         output_type: out.store,
-        per_invocation: if out.packed() { 4 } else { 1 },
+        per_invocation: if out.packed() {
+            4
+        } else {
+            super::strided::PER_INVOCATION
+        },
         body: elementwise_body(&value, out.packed(), |v| out.store(v)),
     }
 }

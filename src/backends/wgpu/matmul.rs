@@ -43,7 +43,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     let boff = bitcast<i32>(offs[2u * wg.z + 1u]);
     let row0 = wg.y * 64u;
     let col0 = wg.x * 64u;
-    var acc: array<{acc}, 16>;
+{acc_decl}
     for (var k0 = 0u; k0 < k; k0 += 16u) {{
         for (var e = 0u; e < 4u; e++) {{
             let idx = li + e * 256u;
@@ -66,23 +66,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         }}
         workgroupBarrier();
         for (var kk = 0u; kk < 16u; kk++) {{
-            var av: array<{acc}, 4>;
-            for (var i = 0u; i < 4u; i++) {{ av[i] = ta[(lid.y * 4u + i) * 16u + kk]; }}
-            for (var j = 0u; j < 4u; j++) {{
-                let bv = tb[kk * 64u + lid.x * 4u + j];
-                for (var i = 0u; i < 4u; i++) {{ acc[i * 4u + j] += av[i] * bv; }}
-            }}
+{inner}
         }}
         workgroupBarrier();
     }}
     let base = wg.z * m * n;
-    for (var i = 0u; i < 4u; i++) {{
-        for (var j = 0u; j < 4u; j++) {{
-            let r = row0 + lid.y * 4u + i;
-            let c = col0 + lid.x * 4u + j;
-            if r < m && c < n {{ out[base + r * n + c] = {store}; }}
-        }}
-    }}
+{write}
 }}
 "#,
         enable = enables(&[x]),
@@ -90,8 +79,50 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         zero = x.lit(0.0),
         load_a = x.load("a", "i"),
         load_b = x.load("b", "i"),
-        store = x.store("acc[i * 4u + j]"),
+        acc_decl = acc_decl(x),
+        inner = inner_product(),
+        write = write_out(x),
     )
+}
+
+// The 4x4 block each invocation accumulates is written out as sixteen scalars: arrays
+// indexed in loops become per-lane memory on CPU drivers, straight-line scalars stay in
+// vector registers.
+
+fn acc_decl(x: Elem) -> String {
+    (0..16)
+        .map(|v| format!("    var c{v}: {} = {};\n", x.ty, x.lit(0.0)))
+        .collect()
+}
+
+fn inner_product() -> String {
+    let mut s = String::new();
+    for i in 0..4 {
+        s += &format!("            let a{i} = ta[(lid.y * 4u + {i}u) * 16u + kk];\n");
+    }
+    for j in 0..4 {
+        s += &format!("            let b{j} = tb[kk * 64u + lid.x * 4u + {j}u];\n");
+    }
+    for i in 0..4 {
+        for j in 0..4 {
+            s += &format!("            c{v} += a{i} * b{j};\n", v = i * 4 + j);
+        }
+    }
+    s
+}
+
+fn write_out(x: Elem) -> String {
+    let mut s = String::new();
+    for i in 0..4 {
+        for j in 0..4 {
+            s += &format!(
+                "    {{ let r = row0 + lid.y * 4u + {i}u; let c = col0 + lid.x * 4u + {j}u;
+      if r < m && c < n {{ out[base + r * n + c] = {}; }} }}\n",
+                x.store(&format!("c{}", i * 4 + j))
+            );
+        }
+    }
+    s
 }
 
 /// `a @ b` for `a: [batch.., m, k]`, `b: [batch.., k, n]` (batch axes already broadcast).

@@ -60,7 +60,7 @@ pub(crate) fn discover() -> std::result::Result<Arc<dyn Backend>, String> {
         pollster::block_on(instance.enumerate_adapters(backends))
     })
     .map_err(|_| "wgpu panicked while enumerating adapters".to_string())?;
-    let adapters: Vec<wgpu::Adapter> = found
+    let mut adapters: Vec<wgpu::Adapter> = found
         .into_iter()
         .filter(|a| {
             a.get_downlevel_capabilities()
@@ -68,6 +68,23 @@ pub(crate) fn discover() -> std::result::Result<Arc<dyn Backend>, String> {
                 .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
         })
         .collect();
+    // The same hardware is often reachable through two APIs (Vulkan and GL on Mesa). Keep
+    // one device per piece of hardware, preferring the non-GL API: wgpu's GL backend
+    // serialises every call on one context lock and panics when it waits over 6 s, so it is
+    // unfit for concurrent use. `DLARRAY_WGPU_ADAPTERS=all` keeps every adapter.
+    if std::env::var("DLARRAY_WGPU_ADAPTERS").as_deref() != Ok("all") {
+        let key = |i: &wgpu::AdapterInfo| (i.name.clone(), i.vendor, i.device, i.device_type);
+        let native: Vec<_> = adapters
+            .iter()
+            .map(|a| a.get_info())
+            .filter(|i| i.backend != wgpu::Backend::Gl)
+            .map(|i| key(&i))
+            .collect();
+        adapters.retain(|a| {
+            let i = a.get_info();
+            i.backend != wgpu::Backend::Gl || !native.contains(&key(&i))
+        });
+    }
     if adapters.is_empty() {
         return Err(
             "no wgpu adapter with compute shaders was found (on Linux, install a \

@@ -38,7 +38,26 @@ pub(crate) fn supported(op: ReduceOp, x: Elem) -> bool {
     reducer(op, x.ty).is_some()
 }
 
-fn shader(input: Elem, acc: &str, ident: &str, fold: &str, out: &str, store: &str) -> String {
+/// The reduced-axes offset of element `r`: straight-line code for one reduced axis of known
+/// position (the common case), the general loop otherwise.
+fn red_offset(nk: usize, nr: usize) -> String {
+    if nr == 1 && nk <= 4 {
+        format!("i32(r) * bitcast<i32>(p[{}u])", 7 + 2 * nk + 1)
+    } else {
+        "offset(7u + 2u * nk, nr, r)".to_string()
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn shader(
+    input: Elem,
+    acc: &str,
+    ident: &str,
+    fold: &str,
+    out: &str,
+    store: &str,
+    red_off: &str,
+) -> String {
     let load = input.load("x", "i");
     format!(
         r#"{enable}{PRELUDE}
@@ -80,7 +99,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) ng: vec3<
     let r1 = min(p[0], r0 + p[2]);
     var acc: {acc} = {ident};
     for (var r = r0 + li; r < r1; r += 256u) {{
-        acc = fold(acc, load(u32(base + offset(7u + 2u * nk, nr, r))));
+        acc = fold(acc, load(u32(base + {red_off})));
     }}
     part[li] = acc;
     workgroupBarrier();
@@ -99,6 +118,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) ng: vec3<
             format!("{acc}({load})")
         },
         store = store.replace("$", "part[0]"),
+        red_off = red_off,
     )
 }
 
@@ -274,7 +294,11 @@ fn reduce_fitting(
             (acc, "$".to_string())
         };
         let key = format!("reduce-{op}-{}-{}-{}", elem.store, elem.ty, out_ty);
-        let pipeline = ctx.pipeline(&key, || shader(elem, acc, ident, fold, out_ty, &store))?;
+        let red_off = red_offset(kept.0.len(), red.0.len());
+        let key = format!("{key}-{red_off}");
+        let pipeline = ctx.pipeline(&key, || {
+            shader(elem, acc, ident, fold, out_ty, &store, &red_off)
+        })?;
         let (off, size, rel) = span_window(&layout, elem.dtype.size_in_bytes().min(4), align);
         let (off, size, rel) = if partials.is_some() {
             (0, src.raw.size(), 0)

@@ -136,7 +136,9 @@ pub(crate) fn run_map(
     }
     let strides: Vec<&[isize]> = inputs.iter().map(|i| i.layout.strides()).collect();
     let (shape, strides) = merge_axes(shape, &strides);
-    let pipeline = ctx.pipeline(&kernel.key, || shader(kernel))?;
+    let nd = shape.len();
+    let key = format!("{}-nd{}", kernel.key, nd.min(UNROLLED + 1));
+    let pipeline = ctx.pipeline(&key, || shader(kernel, nd))?;
 
     let align = ctx.offset_align().max(16);
     let budget = ctx.max_binding;
@@ -177,7 +179,6 @@ pub(crate) fn run_map(
         }
     }
 
-    let nd = shape.len();
     let mut a = 0;
     while a < shape[0] {
         let b = (a + rows).min(shape[0]);
@@ -233,7 +234,7 @@ pub(crate) fn too_large(ctx: &Ctx, op: &str, need: u64, limit: u64) -> crate::er
 }
 
 /// The WGSL of a map kernel: parameter block, bindings, the strided offset function, entry.
-fn shader(k: &MapKernel) -> String {
+fn shader(k: &MapKernel, nd: usize) -> String {
     let mut s = String::new();
     s += &k.decls;
     s += super::wgsl::PRELUDE;
@@ -250,7 +251,28 @@ fn shader(k: &MapKernel) -> String {
         k.output_type
     );
     // Parameter block: [count, ndim, 0, shape[ndim], then per input: offset, strides[ndim]].
+    s += &offset_fn(nd);
     s += r#"
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) ng: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+    let t = (wg.x + wg.y * ng.x) * 256u + li;
+"#;
+    s += &k.body;
+    s += "\n}\n";
+    s
+}
+
+/// Ranks up to which the offset computation is unrolled with the rank fixed at compile time
+/// (rank 1, the contiguous and broadcast case, then needs no division at all).
+const UNROLLED: usize = 4;
+
+/// WGSL `at(k, lin)`: element offset of input `k` for output element `lin`. Index math is
+/// most of an elementwise kernel's cost on a CPU driver, so small ranks get straight-line
+/// code instead of a loop over the parameter block.
+fn offset_fn(nd: usize) -> String {
+    if nd > UNROLLED {
+        return r#"
 fn at(k: u32, lin: u32) -> u32 {
     let nd = p[1];
     let base = 3u + nd + k * (nd + 1u);
@@ -266,16 +288,43 @@ fn at(k: u32, lin: u32) -> u32 {
     }
     return u32(off);
 }
-
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) ng: vec3<u32>,
-        @builtin(local_invocation_index) li: u32) {
-    let t = (wg.x + wg.y * ng.x) * 256u + li;
-"#;
-    s += &k.body;
-    s += "\n}\n";
-    s
+"#
+        .to_string();
+    }
+    let mut f = format!(
+        "
+fn at(k: u32, lin: u32) -> u32 {{
+    let base = {}u + k * {}u;
+    var off = bitcast<i32>(p[base]);
+",
+        3 + nd,
+        nd + 1
+    );
+    if nd == 1 {
+        f += "    off += i32(lin) * bitcast<i32>(p[base + 1u]);\n";
+    } else {
+        f += "    var rem = lin;\n";
+        for d in (0..nd).rev() {
+            if d == 0 {
+                f += "    off += i32(rem) * bitcast<i32>(p[base + 1u]);\n";
+            } else {
+                f += &format!(
+                    "    off += i32(rem % p[{sh}u]) * bitcast<i32>(p[base + {st}u]);
+    rem /= p[{sh}u];
+",
+                    sh = 3 + d,
+                    st = 1 + d
+                );
+            }
+        }
+    }
+    f += "    return u32(off);\n}\n";
+    f
 }
+
+/// Output elements per invocation of an unpacked elementwise kernel: CPU drivers (lavapipe)
+/// pay a fixed cost per invocation that several elements amortise.
+pub(crate) const PER_INVOCATION: u32 = 4;
 
 /// Body of an elementwise kernel: `value` is the WGSL expression of output element `i`
 /// (written in terms of `i`), `store` turns a value into what is stored.
@@ -298,10 +347,14 @@ pub(crate) fn elementwise_body(
         )
     } else {
         format!(
-            "    let i = t;
-    if i >= p[0] {{ return; }}
-    out[i] = {};",
-            store(value)
+            "    let first = t * {per}u;
+    if first >= p[0] {{ return; }}
+    for (var j = 0u; j < {per}u; j++) {{
+        let i = first + j;
+        if i < p[0] {{ out[i] = {}; }}
+    }}",
+            store(value),
+            per = PER_INVOCATION
         )
     }
 }
