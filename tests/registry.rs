@@ -189,3 +189,27 @@ fn users_register_their_own_backends() {
         "names are unique"
     );
 }
+
+/// No Vulkan driver: wgpu is unavailable (with the reason) at once, and requiring it fails.
+#[cfg(all(feature = "wgpu", target_os = "linux"))]
+#[test]
+fn wgpu_without_a_driver_is_unavailable_not_a_panic() {
+    let no_driver = [
+        ("VK_ICD_FILENAMES", "/nonexistent/icd.json"),
+        ("VK_DRIVER_FILES", "/nonexistent/icd.json"),
+        ("WGPU_BACKEND", "vulkan"),
+    ];
+    let t = std::time::Instant::now();
+    let (ok, out) = cli(&no_driver, &["devices"]);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("backend wgpu unavailable: no wgpu adapter"),
+        "{out}"
+    );
+    eprintln!("discovery without a driver: {:?}", t.elapsed());
+    let mut env = no_driver.to_vec();
+    env.push(("DLARRAY_REQUIRE", "cpu,wgpu"));
+    let (ok, out) = cli(&env, &["devices"]);
+    assert!(!ok, "{out}");
+    assert!(out.contains("backend `wgpu` is unavailable"), "{out}");
+}
