@@ -247,12 +247,21 @@ impl Ctx {
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
         for d in dispatches {
+            let words = super::wgsl::PARAM_WORDS;
+            if d.params.len() > words {
+                return Err(self.error(format!(
+                    "kernel parameters of {} words exceed the block of {words} (too many axes)",
+                    d.params.len()
+                )));
+            }
+            let mut block = d.params.clone();
+            block.resize(words, 0);
             let params = self
                 .device
                 .create_buffer_init(&wgpu::util::BufferInitDescriptor {
                     label: Some("params"),
-                    contents: bytemuck::cast_slice(&d.params),
-                    usage: wgpu::BufferUsages::STORAGE,
+                    contents: bytemuck::cast_slice(&block),
+                    usage: wgpu::BufferUsages::UNIFORM,
                 });
             let mut entries = vec![wgpu::BindGroupEntry {
                 binding: 0,

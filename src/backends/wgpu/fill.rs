@@ -6,7 +6,7 @@ use super::context::{Bind, Ctx, Dispatch, WORKGROUP};
 use crate::error::Result;
 
 const SHADER: &str = r#"
-@group(0) @binding(0) var<storage, read> p: array<u32>;
+{PARAMS}
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
 
 // Parameter block: [words, pattern length, pattern words..].
@@ -14,8 +14,8 @@ const SHADER: &str = r#"
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) ng: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
     let t = (wg.x + wg.y * ng.x) * 256u + li;
-    if t >= p[0] { return; }
-    out[t] = p[2u + t % p[1]];
+    if t >= pp(0) { return; }
+    out[t] = pp(2u + t % pp(1));
 }
 "#;
 
@@ -44,7 +44,7 @@ pub(crate) fn fill(ctx: &Ctx, device: usize, element: &[u8], len: usize) -> Resu
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect();
-    let pipeline = ctx.pipeline("fill", || SHADER.to_string())?;
+    let pipeline = ctx.pipeline("fill", || SHADER.replace("{PARAMS}", super::wgsl::PARAMS))?;
     // Windows start on multiples of the pattern (16 bytes at most) and of the alignment.
     let window = ctx.max_binding / 256 * 256;
     let mut start = 0u64;

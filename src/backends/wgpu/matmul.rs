@@ -1,5 +1,5 @@
-//! Batched matrix product: 64x64 output tiles per workgroup, staged through workgroup
-//! memory 16 along k at a time; each of the 16x16 invocations accumulates a 4x4 block.
+//! Batched matrix product: output tiles per workgroup, staged through workgroup memory
+//! `TK` along k at a time; each invocation accumulates a block in registers ([`TILING`]).
 //! Operands are read through their strides (a transposed operand costs no copy); the
 //! batch offsets of both operands are computed on the host, so broadcast batch axes work.
 
@@ -10,118 +10,139 @@ use super::wgsl::{Elem, enables};
 use crate::array::layout::Layout;
 use crate::error::{Error, Result};
 
-const TILE: usize = 64;
+/// Tiling: a workgroup of `WX x WY` invocations computes a `(WY*BM) x (WX*BN)` output tile,
+/// staging `TK` columns of `a` and rows of `b` at a time through workgroup memory; each
+/// invocation accumulates a `BM x BN` block in registers.
+#[derive(Clone, Copy)]
+pub(crate) struct Tiling {
+    pub wx: usize,
+    pub wy: usize,
+    pub bm: usize,
+    pub bn: usize,
+    pub tk: usize,
+}
+
+/// Measured on lavapipe (2 cores): fewer, fatter invocations pay fewer barrier switches.
+pub(crate) const TILING: Tiling = Tiling {
+    wx: 8,
+    wy: 8,
+    bm: 8,
+    bn: 8,
+    tk: 16,
+};
+
+impl Tiling {
+    fn tm(self) -> usize {
+        self.wy * self.bm
+    }
+    fn tn(self) -> usize {
+        self.wx * self.bn
+    }
+}
+
 /// Batches per dispatch: under the grid's z limit, and a multiple of 32 so each
 /// dispatch's window of the offsets buffer starts aligned.
 const BATCHES_PER_DISPATCH: usize = 65280;
 
-fn shader(x: Elem) -> String {
+pub(crate) fn shader(x: Elem, t: Tiling) -> String {
     let acc = x.ty;
-    format!(
-        r#"{enable}
-@group(0) @binding(0) var<storage, read> p: array<u32>;
-@group(0) @binding(1) var<storage, read> offs: array<u32>;
+    let (tm, tn, tk) = (t.tm(), t.tn(), t.tk);
+    let threads = t.wx * t.wy;
+    let zero = x.lit(0.0);
+    let mut s = String::new();
+    s += enables(&[x]);
+    s += super::wgsl::PARAMS;
+    s += &format!(
+        "@group(0) @binding(1) var<storage, read> offs: array<u32>;
 @group(0) @binding(2) var<storage, read> a: array<{xs}>;
 @group(0) @binding(3) var<storage, read> b: array<{xs}>;
 @group(0) @binding(4) var<storage, read_write> out: array<{xs}>;
-var<workgroup> ta: array<{acc}, 1024>;
-var<workgroup> tb: array<{acc}, 1024>;
+var<workgroup> ta: array<{acc}, {na}>;
+var<workgroup> tb: array<{acc}, {nb}>;
 
 // Parameter block: [m, n, k, a row stride, a col stride, b row stride, b col stride,
 //                   first batch of this dispatch].
-@compute @workgroup_size(16, 16)
+@compute @workgroup_size({wx}, {wy})
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {{
-    let m = p[0];
-    let n = p[1];
-    let k = p[2];
-    let ars = bitcast<i32>(p[3]);
-    let acs = bitcast<i32>(p[4]);
-    let brs = bitcast<i32>(p[5]);
-    let bcs = bitcast<i32>(p[6]);
+    let m = pp(0u);
+    let n = pp(1u);
+    let k = pp(2u);
+    let ars = bitcast<i32>(pp(3u));
+    let acs = bitcast<i32>(pp(4u));
+    let brs = bitcast<i32>(pp(5u));
+    let bcs = bitcast<i32>(pp(6u));
     let aoff = bitcast<i32>(offs[2u * wg.z]);
     let boff = bitcast<i32>(offs[2u * wg.z + 1u]);
-    let row0 = wg.y * 64u;
-    let col0 = wg.x * 64u;
-{acc_decl}
-    for (var k0 = 0u; k0 < k; k0 += 16u) {{
-        for (var e = 0u; e < 4u; e++) {{
-            let idx = li + e * 256u;
-            let ar = row0 + idx / 16u;
-            let ac = k0 + idx % 16u;
+    let row0 = wg.y * {tm}u;
+    let col0 = wg.x * {tn}u;
+",
+        xs = x.store,
+        na = tm * tk,
+        nb = tk * tn,
+        wx = t.wx,
+        wy = t.wy,
+    );
+    for v in 0..t.bm * t.bn {
+        s += &format!("    var c{v}: {acc} = {zero};\n");
+    }
+    s += &format!("    for (var k0 = 0u; k0 < k; k0 += {tk}u) {{\n");
+    // Cooperative tile loads: each invocation loads its share of both tiles.
+    s += &format!(
+        "        for (var e = 0u; e < {ea}u; e++) {{
+            let idx = li + e * {threads}u;
+            let ar = row0 + idx / {tk}u;
+            let ac = k0 + idx % {tk}u;
             var va = {zero};
-            if ar < m && ac < k {{
-                let i = u32(aoff + i32(ar) * ars + i32(ac) * acs);
-                va = {load_a};
-            }}
+            if ar < m && ac < k {{ let i = u32(aoff + i32(ar) * ars + i32(ac) * acs); va = {la}; }}
             ta[idx] = va;
-            let br = k0 + idx / 64u;
-            let bc = col0 + idx % 64u;
+        }}
+        for (var e = 0u; e < {eb}u; e++) {{
+            let idx = li + e * {threads}u;
+            let br = k0 + idx / {tn}u;
+            let bc = col0 + idx % {tn}u;
             var vb = {zero};
-            if br < k && bc < n {{
-                let i = u32(boff + i32(br) * brs + i32(bc) * bcs);
-                vb = {load_b};
-            }}
+            if br < k && bc < n {{ let i = u32(boff + i32(br) * brs + i32(bc) * bcs); vb = {lb}; }}
             tb[idx] = vb;
         }}
         workgroupBarrier();
-        for (var kk = 0u; kk < 16u; kk++) {{
-{inner}
-        }}
-        workgroupBarrier();
-    }}
-    let base = wg.z * m * n;
-{write}
-}}
-"#,
-        enable = enables(&[x]),
-        xs = x.store,
-        zero = x.lit(0.0),
-        load_a = x.load("a", "i"),
-        load_b = x.load("b", "i"),
-        acc_decl = acc_decl(x),
-        inner = inner_product(),
-        write = write_out(x),
-    )
-}
-
-// The 4x4 block each invocation accumulates is written out as sixteen scalars: arrays
-// indexed in loops become per-lane memory on CPU drivers, straight-line scalars stay in
-// vector registers.
-
-fn acc_decl(x: Elem) -> String {
-    (0..16)
-        .map(|v| format!("    var c{v}: {} = {};\n", x.ty, x.lit(0.0)))
-        .collect()
-}
-
-fn inner_product() -> String {
-    let mut s = String::new();
-    for i in 0..4 {
-        s += &format!("            let a{i} = ta[(lid.y * 4u + {i}u) * 16u + kk];\n");
+        for (var kk = 0u; kk < {tk}u; kk++) {{
+",
+        ea = (tm * tk).div_ceil(threads),
+        eb = (tk * tn).div_ceil(threads),
+        la = x.load("a", "i"),
+        lb = x.load("b", "i"),
+    );
+    for i in 0..t.bm {
+        s += &format!(
+            "            let a{i} = ta[(lid.y * {bm}u + {i}u) * {tk}u + kk];\n",
+            bm = t.bm
+        );
     }
-    for j in 0..4 {
-        s += &format!("            let b{j} = tb[kk * 64u + lid.x * 4u + {j}u];\n");
+    for j in 0..t.bn {
+        s += &format!(
+            "            let b{j} = tb[kk * {tn}u + lid.x * {bn}u + {j}u];\n",
+            bn = t.bn
+        );
     }
-    for i in 0..4 {
-        for j in 0..4 {
-            s += &format!("            c{v} += a{i} * b{j};\n", v = i * 4 + j);
+    for i in 0..t.bm {
+        for j in 0..t.bn {
+            s += &format!("            c{v} += a{i} * b{j};\n", v = i * t.bn + j);
         }
     }
-    s
-}
-
-fn write_out(x: Elem) -> String {
-    let mut s = String::new();
-    for i in 0..4 {
-        for j in 0..4 {
+    s += "        }\n        workgroupBarrier();\n    }\n    let base = wg.z * m * n;\n";
+    for i in 0..t.bm {
+        for j in 0..t.bn {
             s += &format!(
-                "    {{ let r = row0 + lid.y * 4u + {i}u; let c = col0 + lid.x * 4u + {j}u;
+                "    {{ let r = row0 + lid.y * {bm}u + {i}u; let c = col0 + lid.x * {bn}u + {j}u;
       if r < m && c < n {{ out[base + r * n + c] = {}; }} }}\n",
-                x.store(&format!("c{}", i * 4 + j))
+                x.store(&format!("c{}", i * t.bn + j)),
+                bm = t.bm,
+                bn = t.bn
             );
         }
     }
+    s += "}\n";
     s
 }
 
@@ -191,7 +212,7 @@ pub(crate) fn matmul(
             })
     };
     let key = format!("matmul-{}", x.dtype);
-    let pipeline = ctx.pipeline(&key, || shader(x))?;
+    let pipeline = ctx.pipeline(&key, || shader(x, TILING))?;
     let (sa, sb) = (la.strides(), lb.strides());
     let mut first = 0;
     while first < batches {
@@ -233,12 +254,39 @@ pub(crate) fn matmul(
                 },
             ],
             workgroups: [
-                n.div_ceil(TILE) as u32,
-                m.div_ceil(TILE) as u32,
+                n.div_ceil(TILING.tn()) as u32,
+                m.div_ceil(TILING.tm()) as u32,
                 count as u32,
             ],
         }])?;
         first += count;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod dump {
+    /// Prints the f32 kernel for `DLARRAY_TILING=wx,wy,bm,bn,tk` (for timing variants).
+    #[test]
+    #[ignore = "prints a kernel's WGSL"]
+    fn print_matmul_f32() {
+        let v: Vec<usize> = std::env::var("DLARRAY_TILING")
+            .unwrap_or_else(|_| "8,8,8,8,16".into())
+            .split(',')
+            .map(|x| x.parse().unwrap())
+            .collect();
+        let t = super::Tiling {
+            wx: v[0],
+            wy: v[1],
+            bm: v[2],
+            bn: v[3],
+            tk: v[4],
+        };
+        let f = super::super::wgsl::Elem {
+            dtype: crate::dtype::DType::F32,
+            ty: "f32",
+            store: "f32",
+        };
+        println!("{}", super::shader(f, t));
+    }
 }

@@ -42,7 +42,7 @@ pub(crate) fn supported(op: ReduceOp, x: Elem) -> bool {
 /// position (the common case), the general loop otherwise.
 fn red_offset(nk: usize, nr: usize) -> String {
     if nr == 1 && nk <= 4 {
-        format!("i32(r) * bitcast<i32>(p[{}u])", 7 + 2 * nk + 1)
+        format!("i32(r) * bitcast<i32>(pp({}u))", 7 + 2 * nk + 1)
     } else {
         "offset(7u + 2u * nk, nr, r)".to_string()
     }
@@ -61,7 +61,7 @@ fn shader(
     let load = input.load("x", "i");
     format!(
         r#"{enable}{PRELUDE}
-@group(0) @binding(0) var<storage, read> p: array<u32>;
+{params}
 @group(0) @binding(1) var<storage, read> x: array<{xs}>;
 @group(0) @binding(2) var<storage, read_write> out: array<{out}>;
 var<workgroup> part: array<{acc}, 256>;
@@ -78,8 +78,8 @@ fn offset(first: u32, nd: u32, lin: u32) -> i32 {{
     loop {{
         if d == 0u {{ break; }}
         d -= 1u;
-        let n = p[first + d];
-        off += i32(rem % n) * bitcast<i32>(p[first + nd + d]);
+        let n = pp(first + d);
+        off += i32(rem % n) * bitcast<i32>(pp(first + nd + d));
         rem /= n;
     }}
     return off;
@@ -89,14 +89,14 @@ fn offset(first: u32, nd: u32, lin: u32) -> i32 {{
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) ng: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {{
     let g = wg.x + wg.y * ng.x;
-    if g >= p[1] * p[3] {{ return; }}
-    let o = g / p[1];
-    let part_index = g % p[1];
-    let nk = p[4];
-    let nr = p[5];
-    let base = bitcast<i32>(p[6]) + offset(7u, nk, o);
-    let r0 = part_index * p[2];
-    let r1 = min(p[0], r0 + p[2]);
+    if g >= pp(1) * pp(3) {{ return; }}
+    let o = g / pp(1);
+    let part_index = g % pp(1);
+    let nk = pp(4);
+    let nr = pp(5);
+    let base = bitcast<i32>(pp(6)) + offset(7u, nk, o);
+    let r0 = part_index * pp(2);
+    let r1 = min(pp(0), r0 + pp(2));
     var acc: {acc} = {ident};
     for (var r = r0 + li; r < r1; r += 256u) {{
         acc = fold(acc, load(u32(base + {red_off})));
@@ -110,6 +110,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) ng: vec3<
     if li == 0u {{ out[g] = {store}; }}
 }}
 "#,
+        params = super::wgsl::PARAMS,
         enable = enables(&[input]),
         xs = input.store,
         load = if input.ty == acc {

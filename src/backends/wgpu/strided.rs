@@ -32,7 +32,7 @@ pub(crate) struct MapKernel {
     /// whole word; 2 for two-byte outputs of the copy kernel).
     pub per_invocation: u32,
     /// Statements computing invocation `t`'s output; `at(k, i)` gives input `k`'s element
-    /// offset for output element `i`, and `p[0]` the element count.
+    /// offset for output element `i`, and `pp(0)` the element count.
     pub body: String,
 }
 
@@ -238,7 +238,7 @@ fn shader(k: &MapKernel, nd: usize) -> String {
     let mut s = String::new();
     s += &k.decls;
     s += super::wgsl::PRELUDE;
-    s += "@group(0) @binding(0) var<storage, read> p: array<u32>;\n";
+    s += super::wgsl::PARAMS;
     for (i, ty) in k.input_types.iter().enumerate() {
         s += &format!(
             "@group(0) @binding({}) var<storage, read> in{i}: array<{ty}>;\n",
@@ -274,16 +274,16 @@ fn offset_fn(nd: usize) -> String {
     if nd > UNROLLED {
         return r#"
 fn at(k: u32, lin: u32) -> u32 {
-    let nd = p[1];
+    let nd = pp(1);
     let base = 3u + nd + k * (nd + 1u);
-    var off = bitcast<i32>(p[base]);
+    var off = bitcast<i32>(pp(base));
     var rem = lin;
     var d = nd;
     loop {
         if d == 0u { break; }
         d -= 1u;
-        let n = p[3u + d];
-        off += i32(rem % n) * bitcast<i32>(p[base + 1u + d]);
+        let n = pp(3u + d);
+        off += i32(rem % n) * bitcast<i32>(pp(base + 1u + d));
         rem /= n;
     }
     return u32(off);
@@ -295,22 +295,22 @@ fn at(k: u32, lin: u32) -> u32 {
         "
 fn at(k: u32, lin: u32) -> u32 {{
     let base = {}u + k * {}u;
-    var off = bitcast<i32>(p[base]);
+    var off = bitcast<i32>(pp(base));
 ",
         3 + nd,
         nd + 1
     );
     if nd == 1 {
-        f += "    off += i32(lin) * bitcast<i32>(p[base + 1u]);\n";
+        f += "    off += i32(lin) * bitcast<i32>(pp(base + 1u));\n";
     } else {
         f += "    var rem = lin;\n";
         for d in (0..nd).rev() {
             if d == 0 {
-                f += "    off += i32(rem) * bitcast<i32>(p[base + 1u]);\n";
+                f += "    off += i32(rem) * bitcast<i32>(pp(base + 1u));\n";
             } else {
                 f += &format!(
-                    "    off += i32(rem % p[{sh}u]) * bitcast<i32>(p[base + {st}u]);
-    rem /= p[{sh}u];
+                    "    off += i32(rem % pp({sh}u)) * bitcast<i32>(pp(base + {st}u));
+    rem /= pp({sh}u);
 ",
                     sh = 3 + d,
                     st = 1 + d
@@ -336,11 +336,11 @@ pub(crate) fn elementwise_body(
     if packed_out {
         format!(
             "    let first = t * 4u;
-    if first >= p[0] {{ return; }}
+    if first >= pp(0) {{ return; }}
     var w = 0u;
     for (var j = 0u; j < 4u; j++) {{
         let i = first + j;
-        if i < p[0] {{ w |= ({}) << (8u * j); }}
+        if i < pp(0) {{ w |= ({}) << (8u * j); }}
     }}
     out[t] = w;",
             store(value)
@@ -348,10 +348,10 @@ pub(crate) fn elementwise_body(
     } else {
         format!(
             "    let first = t * {per}u;
-    if first >= p[0] {{ return; }}
+    if first >= pp(0) {{ return; }}
     for (var j = 0u; j < {per}u; j++) {{
         let i = first + j;
-        if i < p[0] {{ out[i] = {}; }}
+        if i < pp(0) {{ out[i] = {}; }}
     }}",
             store(value),
             per = PER_INVOCATION
@@ -364,7 +364,7 @@ pub(crate) fn copy_kernel(item: usize) -> MapKernel {
     let body = if item >= 4 {
         let w = item / 4;
         format!(
-            "    if t >= p[0] {{ return; }}
+            "    if t >= pp(0) {{ return; }}
     let s = at(0u, t) * {w}u;
     for (var k = 0u; k < {w}u; k++) {{ out[t * {w}u + k] = in0[s + k]; }}"
         )
@@ -373,11 +373,11 @@ pub(crate) fn copy_kernel(item: usize) -> MapKernel {
         let mask = if item == 1 { "0xffu" } else { "0xffffu" };
         format!(
             "    let first = t * {per}u;
-    if first >= p[0] {{ return; }}
+    if first >= pp(0) {{ return; }}
     var w = 0u;
     for (var j = 0u; j < {per}u; j++) {{
         let i = first + j;
-        if i < p[0] {{
+        if i < pp(0) {{
             let byte = at(0u, i) * {item}u;
             w |= ((in0[byte >> 2u] >> ((byte & 3u) * 8u)) & {mask}) << (j * {bits}u);
         }}
@@ -415,5 +415,20 @@ mod tests {
         // Axis 0 reversed over 10 rows of 4: rows 2..5 are elements 20..32, row 2 first at 28.
         let (off, size, rel) = window(&[10, 4], &[-4, 1], 36, 4, (2, 5), 16);
         assert_eq!((off, size, rel), (80, 48, 8));
+    }
+}
+
+#[cfg(test)]
+mod dump {
+    #[test]
+    #[ignore = "prints a kernel's WGSL"]
+    fn print_add_f32() {
+        let f = super::super::wgsl::Elem {
+            dtype: crate::dtype::DType::F32,
+            ty: "f32",
+            store: "f32",
+        };
+        let k = super::super::elementwise::binary(crate::backends::BinaryOp::Add, f, f).unwrap();
+        println!("{}", super::shader(&k, 1));
     }
 }

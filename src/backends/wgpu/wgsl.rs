@@ -91,3 +91,13 @@ fn is_nan(x: f32) -> bool {
 fn fmax(a: f32, b: f32) -> f32 { return select(b, a, a > b || is_nan(a)); }
 fn fmin(a: f32, b: f32) -> f32 { return select(b, a, a < b || is_nan(a)); }
 "#;
+
+/// Words in every kernel's parameter block: a uniform buffer (fixed size) rather than a
+/// storage array, so CPU drivers load parameters once instead of per element (3x faster
+/// elementwise kernels on lavapipe).
+pub(crate) const PARAM_WORDS: usize = 256;
+
+/// The parameter block and its accessor; kernels read parameter `i` as `pp(i)`.
+pub(crate) const PARAMS: &str = "@group(0) @binding(0) var<uniform> p: array<vec4<u32>, 64>;
+fn pp(i: u32) -> u32 { return p[i >> 2u][i & 3u]; }
+";
