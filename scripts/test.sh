@@ -37,6 +37,24 @@ export DLARRAY_REQUIRE="${DLARRAY_REQUIRE:-cpu,tpu,wgpu}"
 echo "DLARRAY_REQUIRE=$DLARRAY_REQUIRE"
 cargo test --all-features "$@"
 
+# --- Python module and its pytest suite ---------------------------------------------------
+# A venv with the released NumPy, JAX (CPU) and PyTorch our capsules must satisfy, the module
+# built into it by maturin, then pytest. `./scripts/test.sh --test X` skips this part.
+if [ $# -eq 0 ]; then
+  py=${PYTHON:-python3}
+  if [ ! -x .venv/bin/python ]; then
+    "$py" -m venv .venv 2>/dev/null || {
+      if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+      $sudo apt-get install -y -qq python3-venv && "$py" -m venv .venv
+    }
+  fi
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q maturin==1.16.0 pytest==9.2.0 numpy==2.4.6 \
+    "jax[cpu]==0.10.2" torch==2.13.0
+  (cd python && VIRTUAL_ENV="$PWD/../.venv" PATH="$PWD/../.venv/bin:$PATH" maturin develop -q)
+  .venv/bin/python -m pytest -q python/tests
+fi
+
 # --- memory checks -------------------------------------------------------------------------
 # The DLPack test binaries hand raw pointers across an FFI boundary: run them under valgrind
 # memcheck; any error or definite leak fails the run.

@@ -266,10 +266,10 @@ pub(crate) fn matmul(
 
 #[cfg(test)]
 mod dump {
-    /// Prints the f32 kernel for `DLARRAY_TILING=wx,wy,bm,bn,tk` (for timing variants).
+    /// The f32 kernel for `DLARRAY_TILING=wx,wy,bm,bn,tk` (default: the tiling in use) keeps
+    /// its block in scalars; printed for timing variants outside the crate (`--nocapture`).
     #[test]
-    #[ignore = "prints a kernel's WGSL"]
-    fn print_matmul_f32() {
+    fn matmul_block_is_unrolled() {
         let v: Vec<usize> = std::env::var("DLARRAY_TILING")
             .unwrap_or_else(|_| "8,8,8,8,16".into())
             .split(',')
@@ -287,6 +287,11 @@ mod dump {
             ty: "f32",
             store: "f32",
         };
-        println!("{}", super::shader(f, t));
+        let wgsl = super::shader(f, t);
+        println!("{wgsl}");
+        let last = t.bm * t.bn - 1;
+        assert!(wgsl.contains(&format!("var c{last}: f32")), "{wgsl}");
+        assert!(!wgsl.contains(&format!("var c{}:", last + 1)));
+        assert!(wgsl.contains(&format!("@workgroup_size({}, {})", t.wx, t.wy)));
     }
 }

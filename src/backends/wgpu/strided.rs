@@ -420,15 +420,20 @@ mod tests {
 
 #[cfg(test)]
 mod dump {
+    /// Rank 1 (contiguous or broadcast operands) needs no division; the kernel text is
+    /// printed for profiling outside the crate (`--nocapture`).
     #[test]
-    #[ignore = "prints a kernel's WGSL"]
-    fn print_add_f32() {
+    fn rank_one_offsets_have_no_division() {
         let f = super::super::wgsl::Elem {
             dtype: crate::dtype::DType::F32,
             ty: "f32",
             store: "f32",
         };
         let k = super::super::elementwise::binary(crate::backends::BinaryOp::Add, f, f).unwrap();
-        println!("{}", super::shader(&k, 1));
+        let wgsl = super::shader(&k, 1);
+        println!("{wgsl}");
+        let at = &wgsl[wgsl.find("fn at(").unwrap()..wgsl.find("@compute").unwrap()];
+        assert!(!at.contains('%') && !at.contains('/'), "{at}");
+        assert!(super::shader(&k, 3)[..].contains("% pp("));
     }
 }

@@ -1,0 +1,259 @@
+//! `dlarray.Array`: the Python face of [`dlarray::Array`], a DLPack producer.
+
+use crate::{PyDevice, device_arg, to_py};
+use dlarray::{
+    Array, Axes, BinaryOp, DLDevice, DLDeviceType, DlpackPolicy, ExportOptions, MemoryKind,
+};
+use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+#[pyclass(frozen, name = "Array", module = "dlarray")]
+pub struct PyArray(pub Array);
+
+/// The other operand of an arithmetic operator: an Array, or a Python scalar (converted to
+/// this array's dtype, as NumPy 2 does for Python scalars).
+fn operand(this: &Array, other: &Bound<'_, PyAny>) -> PyResult<Array> {
+    if let Ok(a) = other.cast::<PyArray>() {
+        return Ok(a.get().0.clone());
+    }
+    let s = crate::convert::from_nested(other)?;
+    if s.ndim() != 0 {
+        return Err(PyTypeError::new_err(
+            "operands must be Arrays or Python scalars",
+        ));
+    }
+    let s = s.astype(this.dtype()).map_err(to_py)?;
+    let d = this.devices();
+    match d.first() {
+        Some(dev) if this.devices().len() == 1 => s.to_device(dev).map_err(to_py),
+        _ => Ok(s),
+    }
+}
+
+impl PyArray {
+    fn bin(
+        &self,
+        py: Python<'_>,
+        op: BinaryOp,
+        other: &Bound<'_, PyAny>,
+        swap: bool,
+    ) -> PyResult<PyArray> {
+        let o = operand(&self.0, other)?;
+        let (a, b) = if swap { (&o, &self.0) } else { (&self.0, &o) };
+        py.detach(|| a.binary(op, b)).map(PyArray).map_err(to_py)
+    }
+}
+
+#[pymethods]
+impl PyArray {
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.0.shape())
+    }
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.0.ndim()
+    }
+    #[getter]
+    fn size(&self) -> usize {
+        self.0.size()
+    }
+    /// NumPy-style dtype name (`"float32"`, `"bool"`, ...).
+    #[getter]
+    fn dtype(&self) -> String {
+        self.0.dtype().to_string()
+    }
+    /// The device of a single-device array (for a sharded array: the first shard's).
+    #[getter]
+    fn device(&self) -> Option<PyDevice> {
+        self.0.devices().into_iter().next().map(PyDevice)
+    }
+    #[getter]
+    fn devices(&self) -> Vec<PyDevice> {
+        self.0.devices().into_iter().map(PyDevice).collect()
+    }
+    fn platform(&self) -> String {
+        self.0
+            .devices()
+            .first()
+            .map_or(String::new(), |d| d.platform().to_string())
+    }
+    #[getter]
+    fn memory_kind(&self) -> &'static str {
+        self.0.memory_kind().name()
+    }
+    #[getter]
+    fn is_read_only(&self) -> bool {
+        self.0.is_read_only()
+    }
+
+    #[pyo3(signature = (device, memory_kind=None))]
+    fn to_device(
+        &self,
+        py: Python<'_>,
+        device: &Bound<'_, PyAny>,
+        memory_kind: Option<&str>,
+    ) -> PyResult<PyArray> {
+        let d = device_arg(device)?;
+        let a = py.detach(|| self.0.to_device(&d)).map_err(to_py)?;
+        let a = match memory_kind {
+            Some(k) => {
+                let kind = MemoryKind::from_name(k)
+                    .ok_or_else(|| PyValueError::new_err(format!("unknown memory kind {k:?}")))?;
+                py.detach(|| a.with_memory_kind(kind)).map_err(to_py)?
+            }
+            None => a,
+        };
+        Ok(PyArray(a))
+    }
+
+    fn unsafe_buffer_pointer(&self) -> PyResult<usize> {
+        self.0.unsafe_buffer_pointer().map_err(to_py)
+    }
+
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__(
+        &self,
+        py: Python<'_>,
+        stream: Option<&Bound<'_, PyAny>>,
+        max_version: Option<(u32, u32)>,
+        dl_device: Option<(i32, i32)>,
+        copy: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
+        let stream = match stream {
+            None => None,
+            Some(s) => Some(
+                s.extract::<i64>()
+                    .map_err(|_| PyTypeError::new_err("stream must be an int or None"))?,
+            ),
+        };
+        let options = ExportOptions {
+            max_version,
+            dl_device: dl_device.map(|(t, id)| DLDevice {
+                device_type: DLDeviceType(t),
+                device_id: id,
+            }),
+            copy,
+            stream,
+            policy: None,
+        };
+        let t = py
+            .detach(|| self.0.to_dlpack_with(options))
+            .map_err(to_py)?;
+        crate::capsule::new_capsule(py, t.into_raw())
+    }
+
+    /// Where `__dlpack__()` will put the tensor: under the host-fallback policy, an array
+    /// that cannot export its memory reports `(kDLCPU, 0)`, where its copy will live (so
+    /// PyTorch and JAX, which ask first, accept it); under `"strict"`, JAX's BufferError.
+    fn __dlpack_device__(&self) -> PyResult<(i32, i32)> {
+        match self.0.dlpack_device() {
+            Ok(d) => Ok((d.device_type.0, d.device_id)),
+            Err(e) if dlarray::dlpack::dlpack_policy() == DlpackPolicy::Strict => {
+                Err(PyBufferError::new_err(e.to_string()))
+            }
+            Err(_) => Ok((DLDeviceType::kDLCPU.0, 0)),
+        }
+    }
+
+    /// NumPy's conversion protocol: a zero-copy view where the memory allows.
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(
+        slf: &Bound<'py, Self>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let np = py.import("numpy")?;
+        let kwargs = pyo3::types::PyDict::new(py);
+        if let Some(c) = copy {
+            kwargs.set_item("copy", c)?;
+        }
+        let a = np.call_method("from_dlpack", (slf,), Some(&kwargs))?;
+        match dtype {
+            Some(dt) => a.call_method1("astype", (dt,)),
+            None => Ok(a),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let devs: Vec<String> = self
+            .0
+            .devices()
+            .iter()
+            .map(|d| d.name().to_string())
+            .collect();
+        format!(
+            "dlarray.Array(shape={:?}, dtype={}, device={})",
+            self.0.shape(),
+            self.0.dtype(),
+            devs.join(",")
+        )
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        self.0
+            .shape()
+            .first()
+            .copied()
+            .ok_or_else(|| PyTypeError::new_err("len() of a 0-d array"))
+    }
+
+    #[pyo3(signature = (axis=None))]
+    fn sum(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+        let axes = match axis {
+            None => Axes::All,
+            Some(a) => match a.extract::<isize>() {
+                Ok(i) => Axes::from(i),
+                Err(_) => Axes::from(a.extract::<Vec<isize>>()?),
+            },
+        };
+        py.detach(|| self.0.sum(axes)).map(PyArray).map_err(to_py)
+    }
+
+    fn matmul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        let o = operand(&self.0, other)?;
+        py.detach(|| self.0.matmul(&o)).map(PyArray).map_err(to_py)
+    }
+    fn __matmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.matmul(py, other)
+    }
+    fn __add__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::Add, o, false)
+    }
+    fn __radd__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::Add, o, true)
+    }
+    fn __sub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::Sub, o, false)
+    }
+    fn __rsub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::Sub, o, true)
+    }
+    fn __mul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::Mul, o, false)
+    }
+    fn __rmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::Mul, o, true)
+    }
+    fn __truediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::Div, o, false)
+    }
+    fn __rtruediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::Div, o, true)
+    }
+    fn __pow__(
+        &self,
+        py: Python<'_>,
+        o: &Bound<'_, PyAny>,
+        _modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::Pow, o, false)
+    }
+    fn __neg__(&self, py: Python<'_>) -> PyResult<PyArray> {
+        py.detach(|| self.0.unary(dlarray::UnaryOp::Neg))
+            .map(PyArray)
+            .map_err(to_py)
+    }
+}

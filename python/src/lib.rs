@@ -1,0 +1,216 @@
+//! The `dlarray` Python module: dlarray arrays that NumPy, PyTorch and JAX consume through
+//! `__dlpack__`, and `from_dlpack` / `asarray` that consume theirs.
+
+mod array;
+mod capsule;
+mod convert;
+
+use array::PyArray;
+use dlarray::{Array, DlpackPolicy};
+use pyo3::exceptions::{PyAttributeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+pyo3::create_exception!(
+    dlarray,
+    UnsupportedError,
+    pyo3::exceptions::PyTypeError,
+    "An op a backend lacks for a dtype (names backend, op and dtype)."
+);
+
+/// Converts a dlarray error to the Python exception the array API expects.
+pub(crate) fn to_py(e: dlarray::Error) -> PyErr {
+    use dlarray::Error::*;
+    use pyo3::exceptions::*;
+    let msg = e.to_string();
+    match e {
+        Buffer(b) => PyBufferError::new_err(b.to_string()),
+        CopyRequired(m) => PyValueError::new_err(m),
+        Unsupported { .. } => UnsupportedError::new_err(msg),
+        OutOfMemory { .. } => PyMemoryError::new_err(msg),
+        UnknownDevice(_) => PyValueError::new_err(msg),
+        IndexOutOfRange { .. } => PyIndexError::new_err(msg),
+        ShapeMismatch { .. } | DTypeMismatch { .. } | ElementType { .. } => {
+            PyValueError::new_err(msg)
+        }
+        InvalidDlpack(m) => PyBufferError::new_err(m),
+        InvalidArgument(m) => PyValueError::new_err(m),
+        _ => PyRuntimeError::new_err(msg),
+    }
+}
+
+/// A device: `name` (`cpu:0`, `tpu:1`, `wgpu:0`), platform, runtime and memory kinds.
+#[pyclass(frozen, name = "Device", module = "dlarray")]
+pub(crate) struct PyDevice(pub dlarray::Device);
+
+#[pymethods]
+impl PyDevice {
+    #[getter]
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn platform(&self) -> &str {
+        self.0.platform()
+    }
+    #[getter]
+    fn platform_version(&self) -> &str {
+        self.0.platform_version()
+    }
+    #[getter]
+    fn memory_kinds(&self) -> Vec<&'static str> {
+        self.0.memory_kinds().iter().map(|k| k.name()).collect()
+    }
+    fn __repr__(&self) -> String {
+        format!("Device({})", self.0.name())
+    }
+    fn __str__(&self) -> &str {
+        self.0.name()
+    }
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<PyDevice>().is_ok_and(|o| o.get().0 == self.0)
+    }
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.0.name().hash(&mut h);
+        h.finish()
+    }
+}
+
+/// A device given as a `Device` or its name.
+pub(crate) fn device_arg(d: &Bound<'_, PyAny>) -> PyResult<dlarray::Device> {
+    if let Ok(dev) = d.cast::<PyDevice>() {
+        return Ok(dev.get().0.clone());
+    }
+    let name: String = d.extract()?;
+    dlarray::get_device(&name).map_err(to_py)
+}
+
+/// Every available device, or those of one platform (`"cpu"`, `"tpu"`, `"wgpu"`, ...).
+#[pyfunction]
+#[pyo3(signature = (platform=None))]
+fn devices(platform: Option<&str>) -> PyResult<Vec<PyDevice>> {
+    Ok(dlarray::devices()
+        .map_err(to_py)?
+        .into_iter()
+        .filter(|d| platform.is_none_or(|p| d.platform() == p))
+        .map(PyDevice)
+        .collect())
+}
+
+/// `"host_fallback"` (default): arrays whose memory cannot be exported are copied to host;
+/// `"strict"`: JAX's exact BufferError instead.
+#[pyfunction]
+fn set_dlpack_policy(policy: &str) -> PyResult<()> {
+    let p = match policy {
+        "host_fallback" => DlpackPolicy::HostFallback,
+        "strict" => DlpackPolicy::Strict,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown DLPack policy {other:?}: expected \"host_fallback\" or \"strict\""
+            )));
+        }
+    };
+    dlarray::set_dlpack_policy(p);
+    Ok(())
+}
+
+/// The array API's `from_dlpack`: consumes any `__dlpack__` producer (or a raw capsule).
+#[pyfunction]
+#[pyo3(signature = (x, /, *, device=None, copy=None))]
+fn from_dlpack(
+    x: &Bound<'_, PyAny>,
+    device: Option<&Bound<'_, PyAny>>,
+    copy: Option<bool>,
+) -> PyResult<PyArray> {
+    let py = x.py();
+    let target = device.map(device_arg).transpose()?;
+    let capsule = if x.hasattr("__dlpack__")? {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("max_version", (1, 0))?;
+        if let Some(c) = copy {
+            kwargs.set_item("copy", c)?;
+        }
+        match x.call_method("__dlpack__", (), Some(&kwargs)) {
+            Ok(c) => c,
+            // A producer predating max_version/copy: ask again with no keywords.
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) && copy.is_none() => {
+                x.call_method0("__dlpack__")?
+            }
+            Err(e) => return Err(e),
+        }
+    } else if x.get_type().name()? == "PyCapsule" {
+        x.clone()
+    } else {
+        return Err(PyAttributeError::new_err(format!(
+            "from_dlpack needs an object with __dlpack__ and __dlpack_device__, got {}",
+            x.get_type().name()?
+        )));
+    };
+    let raw = capsule::consume(&capsule)?;
+    // SAFETY: `consume` took ownership of a managed tensor from a valid capsule. (Import
+    // only validates and wraps: cheap enough to keep the GIL.)
+    let a = unsafe { Array::from_dlpack_raw(raw) }.map_err(to_py)?;
+    let a = match target {
+        Some(d) if a.devices() != vec![d.clone()] => {
+            if copy == Some(false) {
+                return Err(PyValueError::new_err(format!(
+                    "Specified device={d} which requires a copy since the source device is {:?}, \
+                     however copy=False. Set copy=True or copy=None to perform the requested \
+                     operation.",
+                    a.devices()
+                )));
+            }
+            py.detach(|| a.to_device(&d)).map_err(to_py)?
+        }
+        _ => a,
+    };
+    Ok(PyArray(a))
+}
+
+/// An array from a list, a scalar, or any `__dlpack__` producer (NumPy, PyTorch, JAX).
+#[pyfunction]
+#[pyo3(signature = (obj, /, *, device=None, dtype=None))]
+fn asarray(
+    obj: &Bound<'_, PyAny>,
+    device: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&str>,
+) -> PyResult<PyArray> {
+    let py = obj.py();
+    let a = if let Ok(a) = obj.cast::<PyArray>() {
+        a.get().0.clone()
+    } else if obj.hasattr("__dlpack__")? {
+        from_dlpack(obj, None, None)?.0
+    } else {
+        convert::from_nested(obj)?
+    };
+    let a = match dtype {
+        Some(name) => {
+            let dt = dlarray::DType::from_name(name)
+                .ok_or_else(|| PyValueError::new_err(format!("unknown dtype {name:?}")))?;
+            py.detach(|| a.astype(dt)).map_err(to_py)?
+        }
+        None => a,
+    };
+    let a = match device {
+        Some(d) => {
+            let d = device_arg(d)?;
+            py.detach(|| a.to_device(&d)).map_err(to_py)?
+        }
+        None => a,
+    };
+    Ok(PyArray(a))
+}
+
+#[pymodule(name = "dlarray")]
+fn dlarray_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyArray>()?;
+    m.add_class::<PyDevice>()?;
+    m.add("UnsupportedError", m.py().get_type::<UnsupportedError>())?;
+    m.add_function(wrap_pyfunction!(devices, m)?)?;
+    m.add_function(wrap_pyfunction!(asarray, m)?)?;
+    m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
+    m.add_function(wrap_pyfunction!(set_dlpack_policy, m)?)?;
+    let _ = PyTuple::empty(m.py());
+    Ok(())
+}
