@@ -4,12 +4,13 @@
 mod array;
 mod capsule;
 mod convert;
+mod exchange;
 
 use array::PyArray;
 use dlarray::{Array, DlpackPolicy};
 use pyo3::exceptions::{PyAttributeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::PyDict;
 
 pyo3::create_exception!(
     dlarray,
@@ -125,6 +126,18 @@ fn from_dlpack(
 ) -> PyResult<PyArray> {
     let py = x.py();
     let target = device.map(device_arg).transpose()?;
+    if target.is_none() && copy.is_none() {
+        if let Ok(a) = x.cast::<PyArray>() {
+            return Ok(PyArray(a.get().0.clone())); // our own array: nothing to exchange
+        }
+        // The C exchange API skips the Python-level call and the capsule.
+        if let Some(api) = exchange::producer_table(x) {
+            let raw = exchange::export_with(x, api)?;
+            // SAFETY: the producer handed us ownership of a versioned tensor.
+            let a = unsafe { Array::from_dlpack_raw(raw) }.map_err(to_py)?;
+            return Ok(PyArray(a));
+        }
+    }
     let capsule = if x.hasattr("__dlpack__")? {
         let kwargs = PyDict::new(py);
         kwargs.set_item("max_version", (1, 0))?;
@@ -205,12 +218,14 @@ fn asarray(
 #[pymodule(name = "dlarray")]
 fn dlarray_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyArray>()?;
+    m.py()
+        .get_type::<PyArray>()
+        .setattr("__dlpack_c_exchange_api__", exchange::capsule(m.py())?)?;
     m.add_class::<PyDevice>()?;
     m.add("UnsupportedError", m.py().get_type::<UnsupportedError>())?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(asarray, m)?)?;
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(set_dlpack_policy, m)?)?;
-    let _ = PyTuple::empty(m.py());
     Ok(())
 }

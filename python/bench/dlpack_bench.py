@@ -1,0 +1,57 @@
+"""Time of one DLPack exchange, side by side in one run:
+
+    np.from_dlpack(x)     for x a dlarray Array, a torch tensor, a NumPy array
+    torch.from_dlpack(x)  for x a dlarray Array, a torch tensor, a NumPy array
+
+Run: .venv/bin/python python/bench/dlpack_bench.py
+"""
+import timeit
+
+import numpy as np
+import torch
+
+import dlarray
+
+
+def best(stmt, number):
+    return min(timeit.repeat(stmt, number=number, repeat=7)) / number
+
+
+def main():
+    for n in (1, 1 << 20):
+        d = dlarray.asarray(np.zeros(n, np.float32))
+        t = torch.zeros(n, dtype=torch.float32)
+        a = np.zeros(n, np.float32)
+        print(f"== {n} float32 elements (ns per exchange; ratio to the torch tensor)")
+        for consumer, f in (("np.from_dlpack", np.from_dlpack), ("torch.from_dlpack", torch.from_dlpack)):
+            times = {name: best(lambda x=x: f(x), 20000) * 1e9
+                     for name, x in (("dlarray", d), ("torch", t), ("numpy", a))}
+            line = "  ".join(f"{k} {v:7.0f}" for k, v in times.items())
+            print(f"  {consumer:<18} {line}   dlarray/torch = {times['dlarray'] / times['torch']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
+
+
+def exchange_api_gain():
+    """dlarray.from_dlpack of a torch tensor: through PyTorch's C exchange API (default)
+    vs the Python-level __dlpack__ call (forced by passing copy=False, which the table
+    cannot express)."""
+    t = torch.zeros(1 << 10, dtype=torch.float32)
+    fast = best(lambda: dlarray.from_dlpack(t), 20000) * 1e9
+    slow = best(lambda: dlarray.from_dlpack(t, copy=False), 20000) * 1e9
+    print(f"== dlarray.from_dlpack(torch tensor): exchange API {fast:.0f} ns, "
+          f"__dlpack__ {slow:.0f} ns: {slow / fast:.2f}x faster")
+    d = dlarray.asarray(np.zeros(1 << 10, np.float32))
+    with_api = best(lambda: torch.from_dlpack(d), 20000) * 1e9
+    table = dlarray.Array.__dlpack_c_exchange_api__
+    del dlarray.Array.__dlpack_c_exchange_api__
+    without = best(lambda: torch.from_dlpack(d), 20000) * 1e9
+    dlarray.Array.__dlpack_c_exchange_api__ = table
+    print(f"== torch.from_dlpack(dlarray Array): with our exchange API {with_api:.0f} ns, "
+          f"without {without:.0f} ns: {without / with_api:.2f}x")
+
+
+if __name__ == "__main__":
+    exchange_api_gain()
