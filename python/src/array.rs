@@ -108,6 +108,37 @@ impl PyArray {
         Ok(PyArray(a))
     }
 
+    /// This array split along `axis` over `devices` (uneven splits allowed): each device
+    /// holds a slice; ops run shard by shard.
+    #[pyo3(signature = (devices, axis=0))]
+    fn shard(
+        &self,
+        py: Python<'_>,
+        devices: Vec<Bound<'_, PyAny>>,
+        axis: usize,
+    ) -> PyResult<PyArray> {
+        let devs = devices
+            .iter()
+            .map(device_arg)
+            .collect::<PyResult<Vec<_>>>()?;
+        let sharding = dlarray::Sharding::split(devs, axis).map_err(to_py)?;
+        py.detach(|| self.0.device_put(&sharding))
+            .map(PyArray)
+            .map_err(to_py)
+    }
+    /// `(device name, start:stop of each axis)` for every shard.
+    #[getter]
+    fn shards(&self) -> Vec<(String, Vec<(usize, usize)>)> {
+        self.0
+            .addressable_shards()
+            .iter()
+            .map(|s| {
+                let idx = s.index().iter().map(|r| (r.start, r.end)).collect();
+                (s.device().name().to_string(), idx)
+            })
+            .collect()
+    }
+
     fn unsafe_buffer_pointer(&self) -> PyResult<usize> {
         self.0.unsafe_buffer_pointer().map_err(to_py)
     }

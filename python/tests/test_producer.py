@@ -141,6 +141,16 @@ def test_strict_policy_raises_jax_errors():
             "__dlpack__ device only supported for CPU, GPU and TPU pinned host, "
             "got platform: wgpu"
         )
+    sharded = dlarray.asarray([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]).shard(devices("tpu")[:2])
+    assert [d for d, _ in sharded.shards] == ["tpu:0", "tpu:1"]
+    with pytest.raises(BufferError) as e:
+        sharded.__dlpack_device__()
+    assert str(e.value) == "__dlpack__ only supported for unsharded arrays."
+    with pytest.raises(BufferError, match="only supported for unsharded arrays"):
+        sharded.__dlpack__()
+    dlarray.set_dlpack_policy("host_fallback")
+    # The default policy gathers the shards into one host copy.
+    np.testing.assert_array_equal(np.from_dlpack(sharded), [[1, 2], [3, 4], [5, 6]])
     with pytest.raises(ValueError):
         dlarray.set_dlpack_policy("lenient")
 
