@@ -62,10 +62,21 @@ def test_tpu_memory_kinds():
     assert got.ctypes.data == pinned.unsafe_buffer_pointer()
     with pytest.raises((BufferError, RuntimeError), match="Unsupported device"):
         np.from_dlpack(pinned)  # NumPy 2.4 says RuntimeError
+    # PyTorch and JAX (CPU builds) know no kDLTPUHost (JAX's own value 20) and say so, as
+    # they do for a JAX TPU pinned-host array.
+    import jax.numpy as jnp
+    import torch
+
+    with pytest.raises(TypeError, match="DLDeviceType: 20"):
+        jnp.from_dlpack(pinned)
+    with pytest.raises(BufferError, match="device_type: 20"):
+        torch.from_dlpack(pinned)
     # Device memory: the host-copy fallback, flagged IS_COPIED.
     hbm = x.to_device(tpu)
     assert hbm.__dlpack_device__() == (1, 0)
     np.testing.assert_array_equal(np.from_dlpack(hbm), [[1, 2], [3, 4]])
+    assert torch.from_dlpack(hbm).tolist() == [[1, 2], [3, 4]]
+    assert jnp.from_dlpack(hbm).tolist() == [[1, 2], [3, 4]]
     assert versioned_header(hbm.__dlpack__(max_version=(1, 0))).flags & IS_COPIED
 
 
