@@ -110,6 +110,11 @@ fn small_limit_child() {
                 .contains("max_storage_buffer_binding_size of 4096 bytes"),
             "{err}"
         );
+        // ... but reading it, or moving it, gathers on the host instead.
+        let tw = wide.t().unwrap();
+        let want: Vec<f32> = (0..3000).flat_map(|j| [xs[j], xs[3000 + j]]).collect();
+        assert_eq!(tw.to_vec::<f32>().unwrap(), want);
+        assert_eq!(tw.to_device(&dev).unwrap().to_vec::<f32>().unwrap(), want);
         let err = wide.sum(0).unwrap_err();
         assert!(
             err.to_string().contains("max_storage_buffer_binding_size"),

@@ -195,6 +195,31 @@ impl WgpuBackend {
     }
 }
 
+/// `src` (a strided view of `buf`) into `dst`, row-major, by reading the span of bytes it
+/// reaches and gathering on the host; needs no binding at all.
+fn gather_on_host(ctx: &Ctx, buf: &WgpuBuffer, src: TensorRef<'_>, dst: &mut [u8]) -> Result<()> {
+    let item = src.dtype.size_in_bytes();
+    let span = src.layout.span();
+    let mut bytes = vec![0u8; (span.end - span.start) * item];
+    ctx.read(&buf.raw, (span.start * item) as u64, &mut bytes)?;
+    let base = (src.layout.offset() - span.start) as isize;
+    let mut out = 0;
+    crate::array::layout::for_each_run(
+        src.layout.shape(),
+        [src.layout.strides()],
+        [base],
+        0..src.layout.size(),
+        |[first], len, [step]| {
+            for k in 0..len as isize {
+                let at = (first + k * step) as usize * item;
+                dst[out..out + item].copy_from_slice(&bytes[at..at + item]);
+                out += item;
+            }
+        },
+    );
+    Ok(())
+}
+
 fn done(b: WgpuBuffer) -> Result<Arc<dyn DeviceBuffer>> {
     Ok(Arc::new(b))
 }
@@ -280,8 +305,13 @@ impl Backend for WgpuBackend {
         if src.layout.is_contiguous() {
             return ctx.read(&buf.raw, (src.layout.offset() * item) as u64, dst);
         }
-        let packed = self.copy_same_device(ctx, src)?;
-        ctx.read(&packed.raw, 0, dst)
+        match self.copy_same_device(ctx, src) {
+            Ok(packed) => ctx.read(&packed.raw, 0, dst),
+            // A view too scattered for the copy kernel's bindings (a transposed array over
+            // the limit): read the bytes it spans and gather on the host instead.
+            Err(e) if strided::is_binding_limit(&e) => gather_on_host(ctx, buf, src, dst),
+            Err(e) => Err(e),
+        }
     }
 
     fn copy(
@@ -294,9 +324,14 @@ impl Backend for WgpuBackend {
         let buf = self.buffer(&src)?;
         let ctx = self.ctx(device)?;
         if buf.device == device {
-            return done(self.copy_same_device(ctx, src)?);
+            match self.copy_same_device(ctx, src) {
+                Ok(b) => return done(b),
+                Err(e) if strided::is_binding_limit(&e) => {} // through the host below
+                Err(e) => return Err(e),
+            }
         }
-        // Adapters share no memory: through the host.
+        // Adapters share no memory (and a view too scattered for one binding cannot be
+        // packed on the device): through the host.
         let mut host = vec![0u8; src.layout.size() * src.dtype.size_in_bytes()];
         self.download(src, &mut host)?;
         done(WgpuBuffer::upload(ctx, device, &host)?)
