@@ -120,6 +120,16 @@ fn small_limit_child() {
             err.to_string().contains("max_storage_buffer_binding_size"),
             "{err}"
         );
+        // A matmul whose `a` and output exceed a binding runs in blocks of rows ...
+        let w_c = Array::from_slice_on(&ys[..200 * 3], &[200, 3], &cpu()).unwrap();
+        let w = w_c.to_device(&dev).unwrap();
+        check("matmul in row blocks", a.matmul(&w), a_c.matmul(&w_c));
+        let big_c = Array::from_slice_on(&xs, &[1500, 4], &cpu()).unwrap();
+        let big = big_c.to_device(&dev).unwrap();
+        let v_c = Array::from_slice_on(&ys[..12], &[4, 3], &cpu()).unwrap();
+        let v = v_c.to_device(&dev).unwrap();
+        check("matmul of a tall a", big.matmul(&v), big_c.matmul(&v_c));
+        // ... but a `b` over the limit is a clear error.
         let err = a.matmul(&b.t().unwrap()).unwrap_err();
         assert!(
             err.to_string().contains("max_storage_buffer_binding_size"),

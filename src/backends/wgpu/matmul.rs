@@ -61,7 +61,7 @@ var<workgroup> ta: array<{acc}, {na}>;
 var<workgroup> tb: array<{acc}, {nb}>;
 
 // Parameter block: [m, n, k, a row stride, a col stride, b row stride, b col stride,
-//                   first batch of this dispatch].
+//                   element offset of the output in its binding].
 @compute @workgroup_size({wx}, {wy})
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {{
@@ -130,7 +130,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             s += &format!("            c{v} += a{i} * b{j};\n", v = i * t.bn + j);
         }
     }
-    s += "        }\n        workgroupBarrier();\n    }\n    let base = wg.z * m * n;\n";
+    s += "        }\n        workgroupBarrier();\n    }\n    let base = pp(7u) + wg.z * m * n;\n";
     for i in 0..t.bm {
         for j in 0..t.bn {
             s += &format!(
@@ -175,6 +175,20 @@ pub(crate) fn matmul(
     let align = ctx.offset_align().max(16);
     let (a_off, a_size, a_rel) = span_window(la, item, align);
     let (b_off, b_size, b_rel) = span_window(lb, item, align);
+    let key = format!("matmul-{}", x.dtype);
+    let pipeline = ctx.pipeline(&key, || shader(x, TILING))?;
+    if batches == 1
+        && b_size <= ctx.max_binding
+        && (a_size > ctx.max_binding || out.raw.size() > ctx.max_binding)
+    {
+        let blocks = RowBlocks {
+            pipeline: &pipeline,
+            b: (&b.raw, b_off, b_size, b_rel),
+            dims: (m, k, n, item),
+        };
+        blocks.run(ctx, (a, la), lb.strides(), &out)?;
+        return Ok(out);
+    }
     for size in [a_size, b_size, out.raw.size()] {
         if size > ctx.max_binding {
             return Err(too_large(ctx, "matmul", size, ctx.max_binding));
@@ -211,8 +225,6 @@ pub(crate) fn matmul(
                 usage: wgpu::BufferUsages::STORAGE,
             })
     };
-    let key = format!("matmul-{}", x.dtype);
-    let pipeline = ctx.pipeline(&key, || shader(x, TILING))?;
     let (sa, sb) = (la.strides(), lb.strides());
     let mut first = 0;
     while first < batches {
@@ -225,7 +237,7 @@ pub(crate) fn matmul(
             sa[nd - 1] as i32 as u32,
             sb[nd - 2] as i32 as u32,
             sb[nd - 1] as i32 as u32,
-            first as u32,
+            0, // each dispatch's output binding starts at its first batch (aligned)
         ];
         let out_off = (first * m * n * item) as u64;
         ctx.submit(&[Dispatch {
@@ -262,6 +274,113 @@ pub(crate) fn matmul(
         first += count;
     }
     Ok(out)
+}
+
+/// One matrix product whose `a` or output is wider than a binding (and whose `b` fits):
+/// computed in blocks of rows, each binding only its rows of `a` and of the output.
+struct RowBlocks<'a> {
+    pipeline: &'a wgpu::ComputePipeline,
+    /// `b`: buffer, binding offset, size, element offset relative to the binding.
+    b: (&'a wgpu::Buffer, u64, u64, u32),
+    /// m, k, n, bytes per element.
+    dims: (usize, usize, usize, usize),
+}
+
+impl RowBlocks<'_> {
+    fn run(
+        &self,
+        ctx: &Ctx,
+        (a, la): (&WgpuBuffer, &Layout),
+        sb: &[isize],
+        out: &WgpuBuffer,
+    ) -> Result<()> {
+        use wgpu::util::DeviceExt;
+        let (m, k, n, item) = self.dims;
+        let nd = la.ndim();
+        let (rs, cs) = (
+            la.strides()[nd - 2].unsigned_abs(),
+            la.strides()[nd - 1].unsigned_abs(),
+        );
+        let align = ctx.offset_align().max(16);
+        let limit = ctx.max_binding as usize;
+        // Rows per block such that both windows fit (binding offsets are aligned down, the
+        // kernel adds the rest as an element offset).
+        let row_bytes = n * item;
+        let slack = align as usize + 4;
+        let a_fixed = ((k - 1) * cs + 1) * item + slack;
+        let by_a = if rs == 0 {
+            m
+        } else {
+            limit.saturating_sub(a_fixed) / (rs * item) + 1
+        };
+        let by_out = limit.saturating_sub(slack) / row_bytes.max(1);
+        let rows = by_a.min(by_out).min(m);
+        if rows == 0 || a_fixed > limit {
+            return Err(too_large(
+                ctx,
+                "matmul",
+                (a_fixed + row_bytes) as u64,
+                ctx.max_binding,
+            ));
+        }
+        let (b_buf, b_off, b_size, b_rel) = self.b;
+        let mut r0 = 0;
+        while r0 < m {
+            let r1 = (r0 + rows).min(m);
+            let mut slices = vec![crate::array::layout::Slice::full(); nd];
+            slices[nd - 2] = crate::array::layout::Slice::with_step(r0 as isize, r1 as isize, 1);
+            let block = la.slice(&slices)?;
+            let (a_off, a_size, a_rel) = span_window(&block, item, align);
+            let offs = ctx
+                .device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("matmul offsets"),
+                    contents: bytemuck::cast_slice(&[a_rel, b_rel]),
+                    usage: wgpu::BufferUsages::STORAGE,
+                });
+            let params = vec![
+                (r1 - r0) as u32,
+                n as u32,
+                k as u32,
+                la.strides()[nd - 2] as i32 as u32,
+                la.strides()[nd - 1] as i32 as u32,
+                sb[nd - 2] as i32 as u32,
+                sb[nd - 1] as i32 as u32,
+                ((r0 * row_bytes) as u64 % align) as u32 / item as u32,
+            ];
+            let out_start = (r0 * row_bytes) as u64 / align * align;
+            let out_end = ((r1 * row_bytes) as u64).div_ceil(4) * 4;
+            ctx.submit(&[Dispatch {
+                pipeline: self.pipeline.clone(),
+                params,
+                binds: vec![
+                    Bind::whole(&offs),
+                    Bind {
+                        buffer: &a.raw,
+                        offset: a_off,
+                        size: a_size,
+                    },
+                    Bind {
+                        buffer: b_buf,
+                        offset: b_off,
+                        size: b_size,
+                    },
+                    Bind {
+                        buffer: &out.raw,
+                        offset: out_start,
+                        size: out_end - out_start,
+                    },
+                ],
+                workgroups: [
+                    n.div_ceil(TILING.tn()) as u32,
+                    (r1 - r0).div_ceil(TILING.tm()) as u32,
+                    1,
+                ],
+            }])?;
+            r0 = r1;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
