@@ -374,6 +374,7 @@ fn the_buffer_lives_until_the_deleter_runs() {
 
 use dlarray::RawDLPack;
 
+#[cfg(feature = "ndarray")]
 #[test]
 fn ndarray_interop_is_zero_copy() {
     let a = ndarray::Array2::from_shape_fn((3, 4), |(i, j)| (i * 4 + j) as f32).into_dyn();
