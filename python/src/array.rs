@@ -198,6 +198,9 @@ impl PyArray {
         let py = slf.py();
         let np = py.import("numpy")?;
         let kwargs = pyo3::types::PyDict::new(py);
+        // Ask for host memory: pinned host memory (kDLTPUHost, which NumPy does not know)
+        // then comes in place as kDLCPU, anything else through a host copy.
+        kwargs.set_item("device", "cpu")?;
         if let Some(c) = copy {
             kwargs.set_item("copy", c)?;
         }

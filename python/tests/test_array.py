@@ -1,0 +1,68 @@
+"""The Array API: creation, properties, operators, reductions, matmul, moves, errors."""
+import numpy as np
+import pytest
+
+import dlarray
+
+
+def test_asarray_infers_dtypes_like_numpy():
+    assert dlarray.asarray([True, False]).dtype == "bool"
+    assert dlarray.asarray([1, 2]).dtype == "int64"
+    assert dlarray.asarray([1, 2.5]).dtype == "float64"
+    assert dlarray.asarray([1, 2j]).dtype == "complex128"
+    assert dlarray.asarray([2**63]).dtype == "uint64"
+    assert dlarray.asarray(3.0).shape == ()
+    assert dlarray.asarray([[1, 2], [3, 4]], dtype="int8").dtype == "int8"
+    with pytest.raises(ValueError, match="ragged"):
+        dlarray.asarray([[1, 2], [3]])
+    with pytest.raises(TypeError):
+        dlarray.asarray(["a"])
+    with pytest.raises(ValueError, match="unknown dtype"):
+        dlarray.asarray([1], dtype="float128")
+
+
+def test_operators_with_arrays_and_scalars():
+    a = dlarray.asarray([[1.0, 2.0], [3.0, 4.0]], dtype="float32")
+    b = dlarray.asarray([10.0, 20.0], dtype="float32")
+    n = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    nb = np.array([10.0, 20.0], np.float32)
+    for got, want in [
+        (a + b, n + nb), (a - b, n - nb), (a * b, n * nb), (a / b, n / nb), (a ** 2, n ** 2),
+        (2 + a, 2 + n), (2 - a, 2 - n), (3 * a, 3 * n), (1 / a, 1 / n), (-a, -n),
+        (a @ a, n @ n), (a.matmul(b), n @ nb),
+    ]:
+        assert got.dtype == "float32"
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    assert a.sum().shape == () and float(np.asarray(a.sum())) == 10.0
+    np.testing.assert_array_equal(np.asarray(a.sum(axis=0)), [4.0, 6.0])
+    np.testing.assert_array_equal(np.asarray(a.sum(axis=[0, 1])), 10.0)
+    assert len(a) == 2 and a.ndim == 2 and a.size == 4
+    assert "shape=[2, 2]" in repr(a) and "float32" in repr(a)
+    with pytest.raises(ValueError):
+        a + dlarray.asarray([1.0, 2.0, 3.0], dtype="float32")  # shapes do not broadcast
+
+
+def test_devices_moves_and_memory_kinds():
+    names = [d.name for d in dlarray.devices()]
+    assert names[0] == "cpu:0"
+    assert all(d.platform() == "tpu" for d in dlarray.devices("tpu"))
+    a = dlarray.asarray([1, 2, 3], dtype="int32")
+    t = a.to_device("tpu:1")
+    assert t.device.name == "tpu:1" and t.platform() == "tpu" and t.memory_kind == "device"
+    p = t.to_device("tpu:1", memory_kind="pinned_host")
+    assert p.memory_kind == "pinned_host"
+    assert np.asarray(p).tolist() == [1, 2, 3]
+    with pytest.raises(ValueError):
+        a.to_device("nowhere:7")
+    with pytest.raises(ValueError, match="memory kind"):
+        a.to_device("cpu:0", memory_kind="cheese")
+
+
+def test_unsupported_ops_name_backend_op_and_dtype():
+    for gpu in dlarray.devices("wgpu"):
+        x = dlarray.asarray([1.0, 2.0]).to_device(gpu)  # float64: stored, not computed
+        with pytest.raises(dlarray.UnsupportedError, match="wgpu.*add.*float64"):
+            x + x
+        np.testing.assert_array_equal(np.asarray(x), [1.0, 2.0])
+        y = dlarray.asarray([1.0, 2.0], dtype="float32", device=gpu)
+        np.testing.assert_array_equal(np.asarray(y + y), [2.0, 4.0])
