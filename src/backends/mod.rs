@@ -7,7 +7,7 @@
 
 mod device;
 pub(crate) mod host;
-mod op;
+pub(crate) mod op;
 pub(crate) mod registry;
 
 pub mod cpu;

@@ -3,6 +3,7 @@
 use super::DeviceBuffer;
 use crate::array::layout::Layout;
 use crate::dtype::DType;
+use crate::error::{Error, Result};
 use std::fmt;
 
 /// A strided, typed view of a buffer: what kernels read.
@@ -75,4 +76,16 @@ impl BinaryOp {
             BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor
         )
     }
+}
+
+/// Checks the output dtype the front end asked a kernel for.
+pub(crate) fn expect_out(op: &str, got: DType, want: DType) -> Result<()> {
+    if got != want {
+        return Err(Error::DTypeMismatch {
+            op: "kernel output",
+            expected: format!("{want} for {op}"),
+            got,
+        });
+    }
+    Ok(())
 }

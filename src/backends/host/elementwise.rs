@@ -4,21 +4,11 @@
 use super::engine::{alloc_out, map1, map2, out_ptr};
 use super::math::{Arith, Real, Transcendental, dispatch, dispatch_arith};
 use super::{HostBackend, HostBuffer, HostDevice};
+use crate::backends::op::expect_out;
 use crate::backends::{BinaryOp, TensorRef, UnaryOp};
 use crate::dtype::{DType, Element};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use num_complex::{Complex32, Complex64};
-
-fn expect_out(op: &str, got: DType, want: DType) -> Result<()> {
-    if got != want {
-        return Err(Error::DTypeMismatch {
-            op: "kernel output",
-            expected: format!("{want} for {op}"),
-            got,
-        });
-    }
-    Ok(())
-}
 
 fn run1<T: Element, U: Element>(
     be: &HostBackend,

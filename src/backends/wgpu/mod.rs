@@ -16,6 +16,7 @@ mod strided;
 mod wgsl;
 
 use crate::array::layout::Layout;
+use crate::backends::op::expect_out;
 use crate::backends::{
     Backend, BinaryOp, DeviceBuffer, DeviceDesc, MemoryKind, ReduceOp, TensorRef, UnaryOp,
 };
@@ -123,17 +124,6 @@ impl WgpuBackend {
     /// The kernel type of `dtype` on `device`, or `Unsupported` naming `op`.
     fn elem(&self, ctx: &Ctx, op: &str, dtype: DType) -> Result<Elem> {
         Elem::of(ctx, dtype).ok_or_else(|| Error::unsupported("wgpu", op, dtype))
-    }
-
-    fn expect_out(op: &str, got: DType, want: DType) -> Result<()> {
-        if got != want {
-            return Err(Error::DTypeMismatch {
-                op: "kernel output",
-                expected: format!("{want} for {op}"),
-                got,
-            });
-        }
-        Ok(())
     }
 
     fn map(
@@ -340,7 +330,7 @@ impl Backend for WgpuBackend {
     fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<Arc<dyn DeviceBuffer>> {
         let ctx = self.ctx(self.buffer(&x)?.device)?;
         let e = self.elem(ctx, op.name(), x.dtype)?;
-        Self::expect_out(op.name(), out, x.dtype)?;
+        expect_out(op.name(), out, x.dtype)?;
         let kernel = elementwise::unary(op, e, e)
             .ok_or_else(|| Error::unsupported("wgpu", op.name(), x.dtype))?;
         done(self.map(op.name(), &kernel, &[x], out.size_in_bytes())?)
@@ -367,7 +357,7 @@ impl Backend for WgpuBackend {
         } else {
             a.dtype
         };
-        Self::expect_out(op.name(), out, want)?;
+        expect_out(op.name(), out, want)?;
         let oe = self.elem(ctx, op.name(), out)?;
         let kernel = elementwise::binary(op, e, oe)
             .ok_or_else(|| Error::unsupported("wgpu", op.name(), a.dtype))?;

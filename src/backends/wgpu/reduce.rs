@@ -38,6 +38,21 @@ pub(crate) fn supported(op: ReduceOp, x: Elem) -> bool {
     reducer(op, x.ty).is_some()
 }
 
+/// [`reducer`] of `input`, or `Unsupported` naming the op and dtype.
+fn reducer_of(op: ReduceOp, input: Elem) -> Result<(&'static str, &'static str, &'static str)> {
+    reducer(op, input.ty)
+        .ok_or_else(|| crate::error::Error::unsupported("wgpu", op.name(), input.dtype))
+}
+
+/// The kernel type partial results of `input` are kept in.
+fn acc_elem(input: Elem, acc: &'static str) -> Elem {
+    Elem {
+        dtype: input.dtype,
+        ty: acc,
+        store: acc,
+    }
+}
+
 /// The reduced-axes offset of element `r`: straight-line code for one reduced axis of known
 /// position (the common case), the general loop otherwise.
 fn red_offset(nk: usize, nr: usize) -> String {
@@ -138,22 +153,12 @@ pub(crate) fn reduce(
     axes: &[usize],
     out: Elem,
 ) -> Result<WgpuBuffer> {
-    let Some((acc, _, _)) = reducer(op, input.ty) else {
-        return Err(crate::error::Error::unsupported(
-            "wgpu",
-            op.name(),
-            input.dtype,
-        ));
-    };
+    let (acc, _, _) = reducer_of(op, input)?;
     let align = ctx.offset_align().max(16);
     if span_window(layout, input.dtype.size_in_bytes(), align).1 <= ctx.max_binding {
         return reduce_fitting(ctx, device, op, (x, layout, input), axes, out);
     }
-    let acc_elem = Elem {
-        dtype: input.dtype,
-        ty: acc,
-        store: acc,
-    };
+    let acc_elem = acc_elem(input, acc);
     let partial = reduce_split(ctx, device, op, (x, layout, input), axes, acc_elem)?;
     if out == acc_elem || out.store == acc {
         return Ok(partial);
@@ -241,13 +246,7 @@ fn reduce_fitting(
     axes: &[usize],
     out: Elem,
 ) -> Result<WgpuBuffer> {
-    let Some((acc, ident, fold)) = reducer(op, input.ty) else {
-        return Err(crate::error::Error::unsupported(
-            "wgpu",
-            op.name(),
-            input.dtype,
-        ));
-    };
+    let (acc, ident, fold) = reducer_of(op, input)?;
     let (shape, strides) = (layout.shape(), layout.strides());
     let split = |keep: bool| -> (Vec<usize>, Vec<isize>) {
         let idx: Vec<usize> = (0..shape.len())
@@ -266,11 +265,7 @@ fn reduce_fitting(
     if outputs == 0 {
         return Ok(result);
     }
-    let acc_elem = Elem {
-        dtype: input.dtype,
-        ty: acc,
-        store: acc,
-    };
+    let acc_elem = acc_elem(input, acc);
     let align = ctx.offset_align().max(16);
     // The first pass reads `x`; later ones read the previous pass's partial results.
     let mut partials: Option<WgpuBuffer> = None;

@@ -225,16 +225,18 @@ pub(crate) fn gcd(mut a: u64, mut b: u64) -> u64 {
     a.max(1)
 }
 
+/// The limit [`too_large`] names, and [`is_binding_limit`] recognises.
+const LIMIT_NAME: &str = "max_storage_buffer_binding_size";
+
 /// Whether `e` is [`too_large`]'s error (callers with another way round fall back to it).
 pub(crate) fn is_binding_limit(e: &crate::error::Error) -> bool {
-    matches!(e, crate::error::Error::Backend { message, .. }
-        if message.contains("max_storage_buffer_binding_size"))
+    matches!(e, crate::error::Error::Backend { message, .. } if message.contains(LIMIT_NAME))
 }
 
 pub(crate) fn too_large(ctx: &Ctx, op: &str, need: u64, limit: u64) -> crate::error::Error {
     ctx.error(format!(
         "{op} needs a binding of {need} bytes for one slice of axis 0, over the adapter's \
-         max_storage_buffer_binding_size of {limit} bytes; make the operands contiguous \
+         {LIMIT_NAME} of {limit} bytes; make the operands contiguous \
          (or split the array) first"
     ))
 }
