@@ -48,9 +48,29 @@ if [ $# -eq 0 ]; then
       $sudo apt-get install -y -qq python3-venv && "$py" -m venv .venv
     }
   fi
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q maturin==1.16.0 pytest==9.2.0 numpy==2.4.6 \
-    "jax[cpu]==0.10.2" torch==2.13.0
+  # PyPI's Linux torch wheel pulls ~2.7 GB of CUDA wheels that its libraries link against, and
+  # a download cut short has failed CI before. So the wheels are first downloaded into a folder
+  # (pip resumes a cut download, and a retried `pip download` keeps the files that arrived),
+  # then installed from it offline. A stamp skips all of this once the venv has them.
+  reqs=(maturin==1.16.0 pytest==9.2.0 numpy==2.4.6 "jax[cpu]==0.10.2" torch==2.13.0)
+  if [ "$(cat .venv/.dlarray-reqs 2>/dev/null)" != "${reqs[*]}" ]; then
+    retry() {
+      local attempt
+      for attempt in 1 2 3 4; do
+        "$@" && return 0
+        echo "failed (attempt $attempt of 4): $*; retrying in $((attempt * 15)) s" >&2
+        sleep $((attempt * 15))
+      done
+      return 1
+    }
+    pip=(.venv/bin/python -m pip)
+    retry "${pip[@]}" install -q --retries 10 --timeout 60 --upgrade pip
+    retry "${pip[@]}" download -q --retries 10 --timeout 60 --resume-retries 20 \
+      -d .venv/wheels "${reqs[@]}"
+    "${pip[@]}" install -q --no-index --find-links .venv/wheels "${reqs[@]}"
+    rm -rf .venv/wheels
+    echo "${reqs[*]}" >.venv/.dlarray-reqs
+  fi
   (cd python && VIRTUAL_ENV="$PWD/../.venv" PATH="$PWD/../.venv/bin:$PATH" maturin develop -q)
   .venv/bin/python -m pytest -q python/tests
 fi
