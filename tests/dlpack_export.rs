@@ -354,6 +354,52 @@ fn natural_strides_are_exported_including_negative_ones() {
     assert_eq!(back.to_vec::<i32>().unwrap(), vec![8, 10, 4, 6, 0, 2]);
 }
 
+/// Shapes and strides of up to 4 axes live inside the exported holder, more in a heap block:
+/// both sides of that edge, transposed so strides are not the row-major ones, through both
+/// ABIs, read back by a consumer that copies (not our own fast path).
+#[test]
+fn many_axes_export_their_shapes_and_strides() {
+    for ndim in 1..=7usize {
+        let shape: Vec<usize> = (0..ndim).map(|k| 2 + k % 2).collect();
+        let n: usize = shape.iter().product();
+        let x = Array::arange(0.0, n as f64, 1.0, DType::I64)
+            .unwrap()
+            .reshape(&shape.iter().map(|&d| d as isize).collect::<Vec<_>>())
+            .unwrap();
+        let xt = x.t().unwrap();
+        let want_shape: Vec<i64> = xt.shape().iter().map(|&d| d as i64).collect();
+        let mut row_major = vec![1i64; ndim];
+        for k in (0..ndim.saturating_sub(1)).rev() {
+            row_major[k] = row_major[k + 1] * shape[k + 1] as i64;
+        }
+        let want_strides: Vec<i64> = row_major.iter().rev().copied().collect();
+        for max_version in [None, Some((1, 3))] {
+            let o = ExportOptions {
+                max_version,
+                ..Default::default()
+            };
+            let t = xt.to_dlpack_with(o).unwrap();
+            assert_eq!(t.shape().unwrap(), want_shape, "ndim {ndim}");
+            assert_eq!(
+                t.strides().unwrap(),
+                Some(want_strides.clone()),
+                "ndim {ndim}"
+            );
+            // Through a copy of the struct, as a foreign consumer sees it.
+            let dl = *t.dl_tensor().unwrap();
+            // SAFETY: the tensor is live and describes `n` readable i64 elements.
+            let shape = unsafe { std::slice::from_raw_parts(dl.shape, ndim) };
+            assert_eq!(shape, want_shape.as_slice());
+            let back = Array::from_dlpack(t).unwrap();
+            assert_eq!(
+                back.to_vec::<i64>().unwrap(),
+                xt.to_vec::<i64>().unwrap(),
+                "ndim {ndim}"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_buffer_lives_until_the_deleter_runs() {
     let t = {

@@ -137,6 +137,9 @@ pub fn normalize_axis(axis: isize, ndim: usize) -> Result<usize> {
 
 /// NumPy broadcasting of two shapes.
 pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Dims> {
+    if a == b {
+        return Ok(SmallVec::from_slice(a));
+    }
     let n = a.len().max(b.len());
     let mut out: Dims = SmallVec::from_elem(0, n);
     for k in 0..n {

@@ -36,11 +36,17 @@ struct Plan<'a> {
     /// The array itself when it is exported in place: if the tensor comes back to dlarray,
     /// this is what it imports as.
     origin: Option<Array>,
-    buffer: std::borrow::Cow<'a, Arc<dyn DeviceBuffer>>,
-    layout: std::borrow::Cow<'a, Layout>,
+    source: Source<'a>,
     device: DLDevice,
-    copied: bool,
     fallback: Option<BufferError>,
+}
+
+/// The memory a tensor describes.
+enum Source<'a> {
+    /// The array's own buffer and layout (zero-copy).
+    InPlace(&'a Arc<dyn DeviceBuffer>, &'a Layout),
+    /// A fresh row-major copy of the whole array.
+    Copy(Arc<dyn DeviceBuffer>),
 }
 
 /// Host memory for export copies: a pool of its own, so repeated fallbacks reuse pages.
@@ -101,7 +107,8 @@ impl Array {
                 plan.device, o.stream
             )));
         }
-        let read_only = self.is_read_only() && !plan.copied;
+        let copied = matches!(plan.source, Source::Copy(_));
+        let read_only = self.is_read_only() && !copied;
         if read_only && !versioned {
             return Err(BufferError::ReadOnlyLegacy.into());
         }
@@ -112,10 +119,10 @@ impl Array {
         if read_only {
             flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
         }
-        if plan.copied {
+        if copied {
             flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
         }
-        Ok(build(plan, self.dtype(), versioned, flags))
+        Ok(build(plan, self.shape(), self.dtype(), versioned, flags))
     }
 
     fn plan(&self, o: &ExportOptions) -> Result<Plan<'_>> {
@@ -140,20 +147,16 @@ impl Array {
                     .copy(t, s.device.index(), s.memory_kind())?;
                 return Ok(Plan {
                     origin: None,
-                    buffer: std::borrow::Cow::Owned(buffer),
-                    layout: std::borrow::Cow::Owned(Layout::contiguous(self.shape())),
+                    source: Source::Copy(buffer),
                     device,
-                    copied: true,
                     fallback: None,
                 });
             }
             Ok(Plan {
                 // Only when the tensor describes the array as it is (not relabelled as host).
                 origin: (Some(device) == here).then(|| self.clone()),
-                buffer: std::borrow::Cow::Borrowed(&s.buffer),
-                layout: std::borrow::Cow::Borrowed(&s.layout),
+                source: Source::InPlace(&s.buffer, &s.layout),
                 device,
-                copied: false,
                 fallback: None,
             })
         };
@@ -197,10 +200,8 @@ impl Array {
         self.read_bytes(dst)?;
         Ok(Plan {
             origin: None,
-            buffer: std::borrow::Cow::Owned(Arc::new(buf) as Arc<dyn DeviceBuffer>),
-            layout: std::borrow::Cow::Owned(Layout::contiguous(self.shape())),
+            source: Source::Copy(Arc::new(buf)),
             device: DLDevice::CPU,
-            copied: true,
             fallback,
         })
     }
@@ -216,10 +217,8 @@ impl Array {
                     let buffer = s.device.backend().copy(t, s.device.index(), kind)?;
                     return Ok(Plan {
                         origin: None,
-                        buffer: std::borrow::Cow::Owned(buffer),
-                        layout: std::borrow::Cow::Owned(Layout::contiguous(self.shape())),
+                        source: Source::Copy(buffer),
                         device: want,
-                        copied: true,
                         fallback: None,
                     });
                 }
@@ -234,14 +233,19 @@ impl Array {
 #[repr(C)]
 struct Holder<M> {
     managed: M,
-    /// `shape` then `strides` (`2 * ndim` entries; inline up to 4 axes, and the holder is
-    /// boxed before pointers into it are taken, so they stay valid).
-    dims: smallvec::SmallVec<[i64; 8]>,
+    /// `shape` then `strides` for up to 4 axes (the holder is boxed before pointers into it
+    /// are taken, so they stay valid)...
+    dims: [i64; 2 * INLINE_AXES],
+    /// ... or here for more axes (an empty `Vec` costs no allocation).
+    spill: Vec<i64>,
     /// Keeps the memory alive when `origin` does not.
     keep: Option<Arc<dyn DeviceBuffer>>,
     /// The array exported in place, returned as is when the tensor comes back (`reclaim`).
     origin: Option<Array>,
 }
+
+/// Axes whose shape and strides live inside the holder itself.
+const INLINE_AXES: usize = 4;
 
 unsafe extern "C" fn delete_legacy(p: *mut DLManagedTensor) {
     if p.is_null() {
@@ -280,35 +284,58 @@ impl Managed for DLManagedTensorVersioned {
     }
 }
 
-/// Boxes the holder, points the tensor's shape/strides into it, and leaks it to the consumer
-/// (the deleter takes it back).
+/// Boxes the holder, writes `layout`'s shape and strides into it and points the tensor at
+/// them, and leaks it to the consumer (the deleter takes it back).
 fn leak<M: Managed>(
     managed: M,
-    dims: smallvec::SmallVec<[i64; 8]>,
+    layout: &Layout,
     keep: Option<Arc<dyn DeviceBuffer>>,
     origin: Option<Array>,
-    ndim: usize,
 ) -> NonNull<M> {
+    let ndim = layout.ndim();
+    let spill = if ndim > INLINE_AXES {
+        vec![0; 2 * ndim]
+    } else {
+        Vec::new()
+    };
     // Written field by field into the heap block: no stack copy of the whole holder.
     let mut b = Box::<Holder<M>>::new_uninit();
     let u = b.as_mut_ptr();
     // SAFETY: `u` points to an allocation for one Holder<M>; each field is written exactly once
     // through a raw field pointer (no reference to uninitialised memory is formed), after which
     // the holder is fully initialised.
-    let p = unsafe {
+    let h = unsafe {
         std::ptr::addr_of_mut!((*u).managed).write(managed);
-        std::ptr::addr_of_mut!((*u).dims).write(dims);
+        std::ptr::addr_of_mut!((*u).dims).write([0; 2 * INLINE_AXES]);
+        std::ptr::addr_of_mut!((*u).spill).write(spill);
         std::ptr::addr_of_mut!((*u).keep).write(keep);
         std::ptr::addr_of_mut!((*u).origin).write(origin);
-        Box::into_raw(b.assume_init())
+        &mut *Box::into_raw(b.assume_init())
     };
-    // SAFETY: `p` is non-null (from Box::into_raw) and the holder never moves again, so the
-    // pointers into its `dims` stay valid; `managed` is its first field (repr(C)), so the
-    // holder pointer is also the managed-tensor pointer.
+    let dims: &mut [i64] = if ndim > INLINE_AXES {
+        &mut h.spill
+    } else {
+        &mut h.dims[..2 * ndim]
+    };
+    let (shape, strides) = dims.split_at_mut(ndim);
+    for (d, &n) in shape.iter_mut().zip(layout.shape()) {
+        *d = n as i64;
+    }
+    for (d, &st) in strides.iter_mut().zip(layout.strides()) {
+        *d = st as i64;
+    }
+    // 0-d tensors get NULL shape and strides.
+    let (shape, strides) = if ndim == 0 {
+        (std::ptr::null_mut(), std::ptr::null_mut())
+    } else {
+        (shape.as_mut_ptr(), strides.as_mut_ptr())
+    };
+    let p: *mut Holder<M> = h;
+    // SAFETY: `p` is the live holder just leaked; it never moves again, so the pointers into
+    // its `dims`/`spill` stay valid. `managed` is its first field (repr(C)), so the holder
+    // pointer is also the managed-tensor pointer.
     unsafe {
-        let h = &mut *p;
-        let (shape, strides) = dim_ptrs(&mut h.dims, ndim);
-        let (t, ctx) = h.managed.parts();
+        let (t, ctx) = (*p).managed.parts();
         *ctx = p as *mut c_void;
         t.shape = shape;
         t.strides = strides;
@@ -316,42 +343,47 @@ fn leak<M: Managed>(
     }
 }
 
-/// Pointers to the shape and strides halves of `dims` (NULL for 0-d tensors).
-fn dim_ptrs(dims: &mut smallvec::SmallVec<[i64; 8]>, ndim: usize) -> (*mut i64, *mut i64) {
-    if ndim == 0 {
-        return (std::ptr::null_mut(), std::ptr::null_mut());
+/// The address of `layout`'s first element in `buffer` (NULL for an empty tensor).
+fn data_ptr(buffer: &dyn DeviceBuffer, layout: &Layout, dtype: crate::DType) -> *mut c_void {
+    if layout.size() == 0 {
+        return std::ptr::null_mut();
     }
-    let p = dims.as_mut_ptr();
-    // SAFETY: `dims` holds 2 * ndim entries; the second half starts at ndim.
-    (p, unsafe { p.add(ndim) })
+    let base = buffer
+        .host_ptr()
+        .map(|p| p as usize)
+        .or(buffer.device_ptr().map(|p| p as usize))
+        .unwrap_or(0);
+    (base + layout.offset() * dtype.size_in_bytes()) as *mut c_void
 }
 
-fn build(plan: Plan<'_>, dtype: crate::DType, versioned: bool, flags: u64) -> DLPackTensor {
-    let ndim = plan.layout.ndim();
-    let mut dims: smallvec::SmallVec<[i64; 8]> = smallvec::SmallVec::with_capacity(2 * ndim);
-    for &d in plan.layout.shape() {
-        dims.push(d as i64);
-    }
-    for &st in plan.layout.strides() {
-        dims.push(st as i64);
-    }
-    let item = dtype.size_in_bytes();
-    let data: *mut c_void = if plan.layout.size() == 0 {
-        std::ptr::null_mut()
-    } else {
-        let base = plan
-            .buffer
-            .host_ptr()
-            .map(|p| p as usize)
-            .or(plan.buffer.device_ptr().map(|p| p as usize))
-            .unwrap_or(0);
-        (base + plan.layout.offset() * item) as *mut c_void
+fn build(
+    plan: Plan<'_>,
+    shape: &[usize],
+    dtype: crate::DType,
+    versioned: bool,
+    flags: u64,
+) -> DLPackTensor {
+    let contiguous;
+    let (data, layout, keep) = match plan.source {
+        Source::InPlace(buffer, layout) => {
+            // The origin array keeps the buffer alive; without one, the holder does.
+            let keep = plan.origin.is_none().then(|| buffer.clone());
+            (data_ptr(&**buffer, layout, dtype), layout, keep)
+        }
+        Source::Copy(buffer) => {
+            contiguous = Layout::contiguous(shape);
+            (
+                data_ptr(&*buffer, &contiguous, dtype),
+                &contiguous,
+                Some(buffer),
+            )
+        }
     };
     let (code, bits) = dtype.dlpack_code_bits();
     let dl_tensor = DLTensor {
         data,
         device: plan.device,
-        ndim: ndim as i32,
+        ndim: layout.ndim() as i32,
         dtype: DLDataType {
             code,
             bits,
@@ -360,12 +392,6 @@ fn build(plan: Plan<'_>, dtype: crate::DType, versioned: bool, flags: u64) -> DL
         shape: std::ptr::null_mut(),
         strides: std::ptr::null_mut(),
         byte_offset: 0,
-    };
-    let origin = plan.origin;
-    let keep = if origin.is_some() {
-        None
-    } else {
-        Some(plan.buffer.into_owned())
     };
     let owned = if versioned {
         let managed = DLManagedTensorVersioned {
@@ -378,14 +404,14 @@ fn build(plan: Plan<'_>, dtype: crate::DType, versioned: bool, flags: u64) -> DL
             flags,
             dl_tensor,
         };
-        Owned::Versioned(leak(managed, dims, keep, origin, ndim))
+        Owned::Versioned(leak(managed, layout, keep, plan.origin))
     } else {
         let managed = DLManagedTensor {
             dl_tensor,
             manager_ctx: std::ptr::null_mut(),
             deleter: Some(delete_legacy),
         };
-        Owned::Legacy(leak(managed, dims, keep, origin, ndim))
+        Owned::Legacy(leak(managed, layout, keep, plan.origin))
     };
     DLPackTensor::from_owned(owned, plan.fallback)
 }
