@@ -52,39 +52,16 @@ impl std::fmt::Debug for WgpuBackend {
 /// Finds the adapters that can run compute shaders. Honours wgpu's own `WGPU_BACKEND`
 /// (e.g. `vulkan`, `gl`) to limit which graphics APIs are tried.
 pub(crate) fn discover() -> std::result::Result<Arc<dyn Backend>, String> {
-    // wgpu and drivers below it may panic on a broken installation: that must read as
-    // "backend unavailable", never take the process down.
-    let found = std::panic::catch_unwind(|| {
-        let desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-        let backends = desc.backends;
-        let instance = wgpu::Instance::new(desc);
-        pollster::block_on(instance.enumerate_adapters(backends))
-    })
-    .map_err(|_| "wgpu panicked while enumerating adapters".to_string())?;
-    let mut adapters: Vec<wgpu::Adapter> = found
-        .into_iter()
-        .filter(|a| {
-            a.get_downlevel_capabilities()
-                .flags
-                .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
-        })
-        .collect();
-    // The same hardware is often reachable through two APIs (Vulkan and GL on Mesa). Keep
-    // one device per piece of hardware, preferring the non-GL API: wgpu's GL backend
-    // serialises every call on one context lock and panics when it waits over 6 s, so it is
-    // unfit for concurrent use. `DLARRAY_WGPU_ADAPTERS=all` keeps every adapter.
-    if std::env::var("DLARRAY_WGPU_ADAPTERS").as_deref() != Ok("all") {
-        let key = |i: &wgpu::AdapterInfo| (i.name.clone(), i.vendor, i.device, i.device_type);
-        let native: Vec<_> = adapters
-            .iter()
-            .map(|a| a.get_info())
-            .filter(|i| i.backend != wgpu::Backend::Gl)
-            .map(|i| key(&i))
-            .collect();
-        adapters.retain(|a| {
-            let i = a.get_info();
-            i.backend != wgpu::Backend::Gl || !native.contains(&key(&i))
-        });
+    // The same hardware is often reachable through two APIs (Vulkan and GL on Mesa). GL is
+    // asked only when no other API offers a compute adapter: wgpu's GL backend serialises
+    // every call on one context lock and panics when it waits over 6 s, so it is unfit for
+    // concurrent use, and opening EGL costs ~0.1 s per process. `DLARRAY_WGPU_ADAPTERS=all`
+    // keeps every adapter of every API.
+    let backends = wgpu::InstanceDescriptor::new_without_display_handle_from_env().backends;
+    let all = std::env::var("DLARRAY_WGPU_ADAPTERS").as_deref() == Ok("all");
+    let mut adapters = compute_adapters(backends - wgpu::Backends::GL)?;
+    if all || adapters.is_empty() {
+        adapters.extend(compute_adapters(backends & wgpu::Backends::GL)?);
     }
     if adapters.is_empty() {
         return Err(
@@ -99,6 +76,30 @@ pub(crate) fn discover() -> std::result::Result<Arc<dyn Backend>, String> {
         .map(|(i, a)| Gpu::new(format!("wgpu:{i}"), a))
         .collect();
     Ok(Arc::new(WgpuBackend { gpus }))
+}
+
+/// The adapters of `backends` that run compute shaders.
+fn compute_adapters(backends: wgpu::Backends) -> std::result::Result<Vec<wgpu::Adapter>, String> {
+    if backends.is_empty() {
+        return Ok(Vec::new());
+    }
+    // wgpu and drivers below it may panic on a broken installation: that must read as
+    // "backend unavailable", never take the process down.
+    let found = std::panic::catch_unwind(|| {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        desc.backends = backends;
+        let instance = wgpu::Instance::new(desc);
+        pollster::block_on(instance.enumerate_adapters(backends))
+    })
+    .map_err(|_| "wgpu panicked while enumerating adapters".to_string())?;
+    Ok(found
+        .into_iter()
+        .filter(|a| {
+            a.get_downlevel_capabilities()
+                .flags
+                .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+        })
+        .collect())
 }
 
 /// The bytes of one element of `dtype` equal to `value`.
