@@ -82,6 +82,16 @@ impl Error {
     pub(crate) fn invalid(msg: impl Into<String>) -> Self {
         Error::InvalidArgument(msg.into())
     }
+
+    /// JAX's refusal of a cross-device exchange under `copy=False`, for a target and a source
+    /// in whatever notation the caller speaks (DLPack devices, dlarray devices).
+    pub fn copy_required(target: impl std::fmt::Display, source: impl std::fmt::Display) -> Self {
+        Error::CopyRequired(format!(
+            "Specified device={target} which requires a copy since the source device is \
+             {source}, however copy=False. Set copy=True or copy=None to perform the requested \
+             operation."
+        ))
+    }
 }
 
 /// Why an array cannot be exchanged through DLPack. The messages are JAX's (and NumPy's)

@@ -167,11 +167,9 @@ fn from_dlpack(
     let a = match target {
         Some(d) if a.devices() != vec![d.clone()] => {
             if copy == Some(false) {
-                return Err(PyValueError::new_err(format!(
-                    "Specified device={d} which requires a copy since the source device is {:?}, \
-                     however copy=False. Set copy=True or copy=None to perform the requested \
-                     operation.",
-                    a.devices()
+                return Err(to_py(dlarray::Error::copy_required(
+                    &d,
+                    format!("{:?}", a.devices()),
                 )));
             }
             py.detach(|| a.to_device(&d)).map_err(to_py)?

@@ -176,11 +176,7 @@ impl Array {
                         Ok(d) => format!("{d:?}"),
                         Err(_) => format!("{:?}", self.devices()),
                     };
-                    return Err(Error::CopyRequired(format!(
-                        "Specified device={want:?} which requires a copy since the source \
-                         device is {src}, however copy=False. Set copy=True or copy=None to \
-                         perform the requested operation."
-                    )));
+                    return Err(Error::copy_required(format!("{want:?}"), src));
                 }
                 if want == DLDevice::CPU {
                     return self.host_copy(None);
