@@ -48,6 +48,29 @@ fn sharded_add(c: &mut Criterion) {
     g.finish();
 }
 
+/// A mid-size add, where dispatching the shards must cost less than the add itself.
+fn sharded_add_256k(c: &mut Criterion) {
+    const M: usize = 1 << 18;
+    let cpus: Vec<_> = dlarray::devices()
+        .unwrap()
+        .into_iter()
+        .filter(|d| d.platform() == "cpu")
+        .collect();
+    let mut g = c.benchmark_group("add_f32_256K_sharding");
+    g.throughput(Throughput::Bytes(12 * M as u64));
+    let x: Vec<f32> = (0..M).map(|i| i as f32).collect();
+    let one = Array::from_slice(&x, &[M])
+        .unwrap()
+        .to_device(&cpus[0])
+        .unwrap();
+    g.bench_function("1_device", |b| b.iter(|| black_box((&one + &one).unwrap())));
+    let two = one.device_put(&Sharding::split(cpus, 0).unwrap()).unwrap();
+    g.bench_function("2_devices", |b| {
+        b.iter(|| black_box((&two + &two).unwrap()))
+    });
+    g.finish();
+}
+
 /// `out = x + y` split over `threads` scoped threads.
 fn raw_add(x: &[f32], y: &[f32], out: &mut [f32], threads: usize) {
     let chunk = out.len().div_ceil(threads);
@@ -73,6 +96,6 @@ criterion_group! {
         .sample_size(15)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(4));
-    targets = sharded_add
+    targets = sharded_add, sharded_add_256k
 }
 criterion_main!(benches);
