@@ -6,21 +6,33 @@
 //! preallocated vectors on 1 and 2 scoped threads, with no runtime at all.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use dlarray::{Array, Sharding};
+use dlarray::{Array, Device, Sharding};
 use std::hint::black_box;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 const N: usize = 1 << 24;
 
+/// The two CPU devices (one core each) every benchmark here compares.
+fn cpu_pair() -> Vec<Device> {
+    static CPUS: OnceLock<Vec<Device>> = OnceLock::new();
+    CPUS.get_or_init(|| {
+        // SAFETY: the first benchmark calls this before any other thread exists and before
+        // dlarray reads its environment.
+        unsafe { std::env::set_var("DLARRAY_CPU_DEVICES", "2") };
+        let cpus: Vec<_> = dlarray::devices()
+            .unwrap()
+            .into_iter()
+            .filter(|d| d.platform() == "cpu")
+            .collect();
+        assert_eq!(cpus.len(), 2);
+        cpus
+    })
+    .clone()
+}
+
 fn sharded_add(c: &mut Criterion) {
-    // SAFETY: set before any other thread exists and before dlarray reads its environment.
-    unsafe { std::env::set_var("DLARRAY_CPU_DEVICES", "2") };
-    let cpus: Vec<_> = dlarray::devices()
-        .unwrap()
-        .into_iter()
-        .filter(|d| d.platform() == "cpu")
-        .collect();
-    assert_eq!(cpus.len(), 2);
+    let cpus = cpu_pair();
     let mut g = c.benchmark_group("add_f32_16M_sharding");
     g.throughput(Throughput::Bytes(12 * N as u64));
     let x: Vec<f32> = (0..N).map(|i| (i % 1000) as f32).collect();
@@ -51,11 +63,7 @@ fn sharded_add(c: &mut Criterion) {
 /// A mid-size add, where dispatching the shards must cost less than the add itself.
 fn sharded_add_256k(c: &mut Criterion) {
     const M: usize = 1 << 18;
-    let cpus: Vec<_> = dlarray::devices()
-        .unwrap()
-        .into_iter()
-        .filter(|d| d.platform() == "cpu")
-        .collect();
+    let cpus = cpu_pair();
     let mut g = c.benchmark_group("add_f32_256K_sharding");
     g.throughput(Throughput::Bytes(12 * M as u64));
     let x: Vec<f32> = (0..M).map(|i| i as f32).collect();
