@@ -10,6 +10,7 @@ mod engine;
 mod math;
 mod matmul;
 mod reduce;
+mod simd;
 mod view;
 
 pub use buffer::{HOST_ALIGN, HostBuffer, HostPool, physical_memory};

@@ -3,6 +3,7 @@
 
 use super::engine::{PAR_MIN, alloc_out, out_ptr, out_slice};
 use super::math::{Arith, Real, dispatch, dispatch_arith};
+use super::simd::wide;
 use super::view::View;
 use super::{HostBackend, HostBuffer, HostDevice};
 use crate::array::layout::{Dims, Strides, coalesce, for_each_run};
@@ -82,6 +83,7 @@ impl<T: SumAcc> Reducer<T> for Sum {
     fn finish(&self, acc: T::Acc) -> T {
         T::narrow(acc)
     }
+    #[inline(always)] // into `wide`'s AVX2 copy
     fn fold_slice(&self, acc: T::Acc, xs: &[T]) -> T::Acc {
         let mut lanes = [T::Acc::ZERO; LANES];
         let mut chunks = xs.chunks_exact(LANES);
@@ -190,7 +192,7 @@ fn fold_inner<T: Element, R: Reducer<T>>(
                 // SAFETY: a unit-stride run of `len` elements from an offset the checked layout
                 // reaches lies inside the buffer.
                 let xs = unsafe { std::slice::from_raw_parts(v.base().offset(off), len) };
-                acc = r.fold_slice(acc, xs);
+                acc = wide(|| r.fold_slice(acc, xs));
             } else {
                 for j in 0..len as isize {
                     acc = r.fold(acc, v.at(off + j * st));
