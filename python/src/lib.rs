@@ -139,16 +139,22 @@ fn from_dlpack(
         }
     }
     let capsule = if x.hasattr("__dlpack__")? {
-        let kwargs = PyDict::new(py);
-        kwargs.set_item("max_version", (1, 0))?;
-        if let Some(c) = copy {
-            kwargs.set_item("copy", c)?;
-        }
-        match x.call_method("__dlpack__", (), Some(&kwargs)) {
+        // With a target device the producer is asked for it (`dl_device`), so a CUDA tensor
+        // wanted on the CPU arrives as the producer's own host copy, as in NumPy and PyTorch.
+        let wanted = target.as_ref().map(requested_dl_device);
+        match call_dlpack(x, wanted, copy) {
             Ok(c) => c,
-            // A producer predating max_version/copy: ask again with no keywords.
+            // A producer predating max_version/dl_device/copy: ask again with no keywords
+            // (the copy to `target`, if any, then happens here).
             Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) && copy.is_none() => {
                 x.call_method0("__dlpack__")?
+            }
+            // It cannot export to that device: take its own and copy here (refused below
+            // when copy=False and the devices differ).
+            Err(e)
+                if e.is_instance_of::<pyo3::exceptions::PyBufferError>(py) && wanted.is_some() =>
+            {
+                call_dlpack(x, None, copy)?
             }
             Err(e) => return Err(e),
         }
@@ -177,6 +183,31 @@ fn from_dlpack(
         _ => a,
     };
     Ok(PyArray(a))
+}
+
+/// The DLPack device a producer is asked to export to for `target`: the target's own where it
+/// has one, else host memory (copied onto the target after import: TPU device memory, wgpu).
+fn requested_dl_device(target: &dlarray::Device) -> (i32, i32) {
+    let d = dlarray::dlpack::dlpack_device_of(target, target.default_memory_kind())
+        .unwrap_or(dlarray::DLDevice::CPU);
+    (d.device_type.0, d.device_id)
+}
+
+/// `x.__dlpack__(max_version=(1, 0), dl_device=..., copy=...)`, naming only what is set.
+fn call_dlpack<'py>(
+    x: &Bound<'py, PyAny>,
+    dl_device: Option<(i32, i32)>,
+    copy: Option<bool>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let kwargs = PyDict::new(x.py());
+    kwargs.set_item("max_version", (1, 0))?;
+    if let Some(d) = dl_device {
+        kwargs.set_item("dl_device", d)?;
+    }
+    if let Some(c) = copy {
+        kwargs.set_item("copy", c)?;
+    }
+    x.call_method("__dlpack__", (), Some(&kwargs))
 }
 
 /// An array from a list, a scalar, or any `__dlpack__` producer (NumPy, PyTorch, JAX).

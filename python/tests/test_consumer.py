@@ -84,6 +84,73 @@ def test_device_and_copy_keywords():
         dlarray.from_dlpack([1, 2, 3])
 
 
+class _ForeignGpuArray:
+    """A producer on a device dlarray has no backend for (kDLCUDA, 0). Like PyTorch and JAX,
+    it exports a host copy when asked for dl_device=(kDLCPU, 0), and refuses with copy=False."""
+
+    def __init__(self, host):
+        self.host = host
+        self.calls = []
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        self.calls.append({"dl_device": dl_device, "copy": copy})
+        if dl_device is None or tuple(dl_device) == (2, 0):
+            raise BufferError("test producer: its (fake) GPU memory cannot be exported")
+        if tuple(dl_device) != (1, 0):
+            raise BufferError("unsupported device requested")
+        if copy is False:
+            raise ValueError("cannot move (i.e. copy=False) tensor from cuda:0 to cpu without copying.")
+        return self.host.copy().__dlpack__(max_version=max_version)
+
+
+def test_device_keyword_asks_the_producer_for_that_device():
+    host = np.arange(6.0).reshape(2, 3)
+    cpu = dlarray.devices("cpu")[0]
+    x = _ForeignGpuArray(host)
+    a = dlarray.from_dlpack(x, device=cpu)
+    assert x.calls == [{"dl_device": (1, 0), "copy": None}]
+    assert a.device == cpu
+    np.testing.assert_array_equal(np.asarray(a), host)
+    # A target with no DLPack device of its own (TPU device memory): host, then copied on.
+    tpu = dlarray.devices("tpu")[0]
+    t = dlarray.from_dlpack(x, device=tpu)
+    assert x.calls[-1]["dl_device"] == (1, 0) and t.device == tpu
+    np.testing.assert_array_equal(np.asarray(t), host)
+    # The producer's copy=False refusal reaches the caller unchanged.
+    with pytest.raises(ValueError, match="copy=False"):
+        dlarray.from_dlpack(x, device=cpu, copy=False)
+    # No device named: the producer's own device, which it cannot export.
+    with pytest.raises(BufferError, match="cannot be exported"):
+        dlarray.from_dlpack(x)
+
+
+def test_producer_that_cannot_export_to_the_device_is_asked_for_its_own():
+    class HostOnly:
+        """Exports only where it lives (CPU) and refuses every dl_device, even its own."""
+
+        def __init__(self):
+            self.host = np.arange(4.0)
+            self.calls = []
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+            self.calls.append(dl_device)
+            if dl_device is not None:
+                raise BufferError("unsupported device requested")
+            return self.host.__dlpack__(max_version=max_version)
+
+    x = HostOnly()
+    tpu = dlarray.devices("tpu")[0]
+    a = dlarray.from_dlpack(x, device=tpu)
+    assert x.calls == [(1, 0), None] and a.device == tpu
+    np.testing.assert_array_equal(np.asarray(a), x.host)
+
+
 def test_capsules_consumed_once_and_released():
     x = np.arange(3.0)
     cap = x.__dlpack__(max_version=(1, 0))
