@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use dlarray::dtype::Complex64;
-use dlarray::{Array, Axes, BinaryOp, DType, Device, Error, ReduceOp, Scalar, UnaryOp};
+use dlarray::{Array, Axes, BinaryOp, DType, Device, Error, ReduceOp, Scalar, Sharding, UnaryOp};
 
 /// Test inputs for `dtype`: six values, positive ones first (for log and sqrt).
 fn values(dtype: DType, second: bool) -> Vec<Scalar> {
@@ -497,6 +497,41 @@ fn astype_every_pair() {
             assert_close(&format!("{from} -> {to}"), to, &to_scalars(&b), &want);
         }
     }
+}
+
+#[test]
+fn deep_copy_is_equal_in_fresh_memory_with_the_same_sharding() {
+    for &dt in &DType::ALL {
+        let a = from_scalars(&values(dt, false), &[6], dt, &cpu());
+        let c = a.deep_copy().unwrap();
+        assert_eq!((c.dtype(), c.shape()), (dt, a.shape()));
+        assert_eq!(to_scalars(&c), to_scalars(&a), "{dt}");
+        assert_ne!(
+            c.unsafe_buffer_pointer().unwrap(),
+            a.unsafe_buffer_pointer().unwrap(),
+            "{dt}: a copy, not a clone of the handle"
+        );
+    }
+    // A transposed view comes back row-major; a sharded array keeps its sharding.
+    let t = Array::from_vec((0..6).map(|i| i as f32).collect(), &[2, 3])
+        .unwrap()
+        .permute(&[1, 0])
+        .unwrap();
+    assert_eq!(
+        t.deep_copy().unwrap().to_vec::<f32>().unwrap(),
+        t.to_vec::<f32>().unwrap()
+    );
+    let tpus: Vec<_> = dlarray::devices()
+        .unwrap()
+        .into_iter()
+        .filter(|d| d.platform() == "tpu")
+        .take(2)
+        .collect();
+    let s = Sharding::split(tpus, 0).unwrap();
+    let x = t.device_put(&s).unwrap();
+    let y = x.deep_copy().unwrap();
+    assert_eq!(y.sharding(), x.sharding());
+    assert_eq!(y.to_vec::<f32>().unwrap(), t.to_vec::<f32>().unwrap());
 }
 
 #[test]

@@ -240,6 +240,20 @@ impl PyArray {
             .ok_or_else(|| PyTypeError::new_err("len() of a 0-d array"))
     }
 
+    /// This array as `dtype`. As in the array API, `copy=True` (the default) always returns
+    /// fresh memory, and `copy=False` returns this array itself when the dtype already matches.
+    #[pyo3(signature = (dtype, /, *, copy=true))]
+    fn astype(&self, py: Python<'_>, dtype: &str, copy: bool) -> PyResult<PyArray> {
+        let dt = dlarray::DType::from_name(dtype)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown dtype {dtype:?}")))?;
+        py.detach(|| match (dt == self.0.dtype(), copy) {
+            (true, true) => self.0.deep_copy(),
+            _ => self.0.astype(dt),
+        })
+        .map(PyArray)
+        .map_err(to_py)
+    }
+
     #[pyo3(signature = (axis=None))]
     fn sum(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
         let axes = match axis {

@@ -42,6 +42,21 @@ def test_operators_with_arrays_and_scalars():
         a + dlarray.asarray([1.0, 2.0, 3.0], dtype="float32")  # shapes do not broadcast
 
 
+def test_astype_and_its_copy_keyword():
+    a = dlarray.asarray([1.5, -2.0, 3.25], dtype="float32")
+    h = a.astype("float16")
+    assert h.dtype == "float16"
+    np.testing.assert_array_equal(np.asarray(h), np.array([1.5, -2.0, 3.25], np.float16))
+    assert np.asarray(a.astype("int32")).tolist() == [1, -2, 3]  # truncates toward zero
+    same = a.astype("float32", copy=False)
+    assert same.unsafe_buffer_pointer() == a.unsafe_buffer_pointer()
+    fresh = a.astype("float32")  # copy=True by default, as in the array API
+    assert fresh.unsafe_buffer_pointer() != a.unsafe_buffer_pointer()
+    np.testing.assert_array_equal(np.asarray(fresh), np.asarray(a))
+    with pytest.raises(ValueError, match="unknown dtype"):
+        a.astype("float128")
+
+
 def test_devices_moves_and_memory_kinds():
     names = [d.name for d in dlarray.devices()]
     assert names[0] == "cpu:0"

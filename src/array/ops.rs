@@ -177,6 +177,18 @@ impl Array {
         if dtype == self.dtype() {
             return Ok(self.clone());
         }
+        self.converted(dtype)
+    }
+
+    /// A copy of this array in fresh memory, with the same sharding (row-major per shard):
+    /// what the array API's `copy=True` asks for, since an array shares its buffers with
+    /// every clone and every DLPack consumer.
+    pub fn deep_copy(&self) -> Result<Array> {
+        self.converted(self.dtype())
+    }
+
+    /// Every shard run through the backend's cast kernel (an identity cast copies).
+    fn converted(&self, dtype: DType) -> Result<Array> {
         let targets = targets_of(self);
         let shards = run_targets(&targets, self.size(), |t| {
             let s = self.region_on(&t.index, &t.device, t.kind)?;
