@@ -1,6 +1,7 @@
 //! The loops every host kernel shares: splitting work over a device's threads and walking
 //! strided operands in long inner runs.
 
+use super::simd::wide;
 use super::view::View;
 use super::{HostBuffer, HostDevice};
 use crate::array::layout::{coalesce, contiguous_strides, for_each_run};
@@ -85,9 +86,11 @@ pub(crate) fn map1<T: Element, U: Element>(
         par_ranges(dev, n, |r| {
             // SAFETY: `out` holds n elements; ranges are disjoint.
             let os = unsafe { out_slice(o, &r) };
-            for (o, &v) in os.iter_mut().zip(&xs[r]) {
-                o.write(f(v));
-            }
+            wide(|| {
+                for (o, &v) in os.iter_mut().zip(&xs[r]) {
+                    o.write(f(v));
+                }
+            });
         });
         return;
     }
@@ -125,9 +128,11 @@ pub(crate) fn map2<T: Element, U: Element>(
         par_ranges(dev, n, |r| {
             // SAFETY: `out` holds n elements; ranges are disjoint.
             let os = unsafe { out_slice(o, &r) };
-            for ((o, &p), &q) in os.iter_mut().zip(&xa[r.clone()]).zip(&xb[r]) {
-                o.write(f(p, q));
-            }
+            wide(|| {
+                for ((o, &p), &q) in os.iter_mut().zip(&xa[r.clone()]).zip(&xb[r]) {
+                    o.write(f(p, q));
+                }
+            });
         });
         return;
     }
