@@ -175,6 +175,57 @@ fn same_sharded_ops_run_shard_by_shard() {
 }
 
 #[test]
+fn matmul_of_row_or_batch_sharded_arrays_keeps_their_sharding() {
+    let (k, n) = (4, 3);
+    let w: Vec<f32> = (0..k * n).map(|v| (v % 5) as f32 * 0.5).collect();
+    let wa = Array::from_vec(w.clone(), &[k, n]).unwrap();
+    for count in 1..=4 {
+        let devs = tpus(count);
+        for shape in [vec![7, k], vec![3, 5, k]] {
+            let nd = shape.len();
+            let rows: usize = shape[..nd - 1].iter().product();
+            // Small integers and halves: every product and sum is exact in f32, so the
+            // per-shard products must equal the reference bit for bit.
+            let data: Vec<f32> = (0..rows * k).map(|v| (v % 11) as f32 - 5.0).collect();
+            let want: Vec<f32> = (0..rows * n)
+                .map(|i| (0..k).map(|p| data[i / n * k + p] * w[p * n + i % n]).sum())
+                .collect();
+            let mut out_shape = shape.clone();
+            out_shape[nd - 1] = n;
+            for s in shardings(&devs, nd) {
+                let x = Array::from_vec(data.clone(), &shape)
+                    .unwrap()
+                    .device_put(&s)
+                    .unwrap();
+                let y = x.matmul(&wa).unwrap();
+                assert_eq!(y.shape(), &out_shape[..], "{s:?}");
+                assert_eq!(y.to_vec::<f32>().unwrap(), want, "{s:?} {shape:?}");
+                let Sharding::Named(mesh, spec) = &s else {
+                    continue;
+                };
+                if spec.get(nd - 1).is_some() || x.addressable_shards().len() < 2 {
+                    continue; // split over the contracted axis: computed on one device
+                }
+                let mut out_spec: Vec<Option<String>> =
+                    (0..nd).map(|i| spec.get(i).map(str::to_string)).collect();
+                out_spec[nd - 1] = None;
+                let expected = Sharding::Named(mesh.clone(), PartitionSpec(out_spec));
+                assert_eq!(y.sharding(), &expected, "{s:?}");
+                for (ys, xs) in y.addressable_shards().iter().zip(x.addressable_shards()) {
+                    assert_eq!(
+                        ys.device(),
+                        xs.device(),
+                        "{s:?}: a shard stays where it was"
+                    );
+                    assert_eq!(ys.index()[..nd - 1], xs.index()[..nd - 1], "{s:?}");
+                    assert_eq!(ys.index()[nd - 1], 0..n, "{s:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn mismatched_shardings_reshard_to_the_left_operand() {
     let devs = tpus(4);
     let data: Vec<f32> = (0..60).map(|v| v as f32).collect();

@@ -6,6 +6,7 @@
 //! that device.
 
 pub mod layout;
+mod matmul;
 mod ops;
 pub mod sharding;
 mod transfer;

@@ -38,10 +38,10 @@ impl From<Vec<isize>> for Axes {
 }
 
 /// Where one output shard is computed.
-struct Target {
-    device: Device,
-    kind: MemoryKind,
-    index: Region,
+pub(super) struct Target {
+    pub device: Device,
+    pub kind: MemoryKind,
+    pub index: Region,
 }
 
 /// Shards with at least this many elements in total run side by side. Below it, waking a
@@ -52,7 +52,7 @@ const SHARD_PAR_MIN: usize = 1 << 17;
 /// Runs `f` for every target, in parallel when worthwhile: the calling thread computes the
 /// last target while rayon's global pool takes the others. (Persistent workers, not a thread
 /// per shard: spawning cost ~30 us per thread, more than a 64K-element add takes.)
-fn run_targets(
+pub(super) fn run_targets(
     targets: &[Target],
     total: usize,
     f: impl Fn(&Target) -> Result<ShardData> + Sync,
@@ -80,7 +80,7 @@ fn run_targets(
         .collect()
 }
 
-fn targets_of(a: &Array) -> Vec<Target> {
+pub(super) fn targets_of(a: &Array) -> Vec<Target> {
     a.shard_data()
         .iter()
         .map(|s| Target {
@@ -108,7 +108,10 @@ fn broadcast_region(region: &[Range<usize>], shape: &[usize]) -> Vec<Range<usize
         .collect()
 }
 
-fn shard_out(t: &Target, buffer: std::sync::Arc<dyn crate::backends::DeviceBuffer>) -> ShardData {
+pub(super) fn shard_out(
+    t: &Target,
+    buffer: std::sync::Arc<dyn crate::backends::DeviceBuffer>,
+) -> ShardData {
     let shape: Vec<usize> = t.index.iter().map(|r| r.len()).collect();
     ShardData {
         device: t.device.clone(),
@@ -119,7 +122,10 @@ fn shard_out(t: &Target, buffer: std::sync::Arc<dyn crate::backends::DeviceBuffe
 }
 
 /// `layout` broadcast to `shape`, borrowed when unchanged.
-fn broadcast_view<'a>(layout: &'a Layout, shape: &[usize]) -> Result<std::borrow::Cow<'a, Layout>> {
+pub(super) fn broadcast_view<'a>(
+    layout: &'a Layout,
+    shape: &[usize],
+) -> Result<std::borrow::Cow<'a, Layout>> {
     Ok(if layout.shape() == shape {
         std::borrow::Cow::Borrowed(layout)
     } else {
@@ -439,63 +445,6 @@ impl Array {
             &Sharding::SingleDevice(s.device.clone(), s.memory_kind()),
         )?;
         total.binary(BinaryOp::Div, &divisor)
-    }
-
-    /// Matrix product with NumPy's `matmul` rules: 1-D operands are promoted to matrices and
-    /// the added axis removed; batch axes broadcast. Computed on the left operand's first
-    /// device.
-    pub fn matmul(&self, other: &Array) -> Result<Array> {
-        let mismatch = || Error::ShapeMismatch {
-            op: "matmul",
-            lhs: self.shape().to_vec(),
-            rhs: other.shape().to_vec(),
-        };
-        if self.ndim() == 0 || other.ndim() == 0 {
-            return Err(mismatch());
-        }
-        let dtype = DType::promote(self.dtype(), other.dtype());
-        let first = self
-            .shard_data()
-            .first()
-            .ok_or_else(|| Error::invalid("array has no shard"))?;
-        let place = Sharding::SingleDevice(first.device.clone(), first.memory_kind());
-        let a = self.astype(dtype)?.device_put(&place)?;
-        let b = other.astype(dtype)?.device_put(&place)?;
-        let (a_vec, b_vec) = (a.ndim() == 1, b.ndim() == 1);
-        let a = if a_vec { a.reshape(&[1, -1])? } else { a };
-        let b = if b_vec { b.reshape(&[-1, 1])? } else { b };
-        let (sa, sb) = (a.shape(), b.shape());
-        let (m, k1) = (sa[sa.len() - 2], sa[sa.len() - 1]);
-        let (k2, n) = (sb[sb.len() - 2], sb[sb.len() - 1]);
-        if k1 != k2 {
-            return Err(mismatch());
-        }
-        let batch = broadcast_shapes("matmul", &sa[..sa.len() - 2], &sb[..sb.len() - 2])?;
-        let full = |r: usize, c: usize| {
-            let mut s = batch.to_vec();
-            s.extend([r, c]);
-            s
-        };
-        let a = a.broadcast_to(&full(m, k1))?;
-        let b = b.broadcast_to(&full(k2, n))?;
-        let (pa, pb) = (&a.shard_data()[0], &b.shard_data()[0]);
-        let buf = first
-            .device
-            .backend()
-            .matmul(pa.tensor(dtype), pb.tensor(dtype))?;
-        let mut shape = full(m, n);
-        let out = Array::from_buffer(first.device.clone(), dtype, buf, Layout::contiguous(&shape));
-        if a_vec || b_vec {
-            if b_vec {
-                shape.pop();
-            }
-            if a_vec {
-                shape.remove(shape.len() - if b_vec { 1 } else { 2 });
-            }
-            let shape: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
-            return out.reshape(&shape);
-        }
-        Ok(out)
     }
 }
 
