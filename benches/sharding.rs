@@ -1,5 +1,5 @@
-//! Sharded add over 2 CPU devices vs the same add on 1 of them (one core each):
-//! `cargo bench --bench sharding`. Target: >= 1.7x on 2 cores.
+//! Sharded add (and a row-sharded matmul) over 2 CPU devices vs the same op on 1 of them
+//! (one core each): `cargo bench --bench sharding`. Target for the add: >= 1.7x on 2 cores.
 //!
 //! The add is memory-bound, so what two cores gain depends on the machine's memory system.
 //! `raw_*` measures that ceiling in the same run: the same add written as a plain loop over
@@ -79,6 +79,31 @@ fn sharded_add_256k(c: &mut Criterion) {
     g.finish();
 }
 
+/// A row-sharded matrix product (each device multiplies its rows by its own copy of the
+/// right matrix) vs the same product on one device.
+fn sharded_matmul(c: &mut Criterion) {
+    const M: usize = 2048;
+    const K: usize = 1024;
+    let cpus = cpu_pair();
+    let mut g = c.benchmark_group("matmul_f32_2048x1024x1024_sharding");
+    g.throughput(Throughput::Elements((2 * M * K * K) as u64));
+    let x: Vec<f32> = (0..M * K).map(|i| (i % 17) as f32 * 0.25).collect();
+    let a1 = Array::from_slice(&x, &[M, K])
+        .unwrap()
+        .to_device(&cpus[0])
+        .unwrap();
+    let w = Array::from_slice(&x[..K * K], &[K, K])
+        .unwrap()
+        .to_device(&cpus[0])
+        .unwrap();
+    g.bench_function("1_device", |b| b.iter(|| black_box(a1.matmul(&w).unwrap())));
+    let a2 = a1.device_put(&Sharding::split(cpus, 0).unwrap()).unwrap();
+    g.bench_function("2_devices", |b| {
+        b.iter(|| black_box(a2.matmul(&w).unwrap()))
+    });
+    g.finish();
+}
+
 /// `out = x + y` split over `threads` scoped threads.
 fn raw_add(x: &[f32], y: &[f32], out: &mut [f32], threads: usize) {
     let chunk = out.len().div_ceil(threads);
@@ -104,6 +129,6 @@ criterion_group! {
         .sample_size(15)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(4));
-    targets = sharded_add, sharded_add_256k
+    targets = sharded_add, sharded_add_256k, sharded_matmul
 }
 criterion_main!(benches);
