@@ -655,7 +655,16 @@ fn pinned_host_types_land_on_the_matching_backend() {
         device: DLDevice::new(DLDeviceType::kDLCUDA, 0),
         ..Spec::f32_2x3()
     };
-    expect_invalid(spec, "no available device");
+    expect_invalid(
+        spec,
+        "no available device matches DLPack device (kDLCUDA, 0)",
+    );
+    // ... and the error says what to do instead.
+    let spec = Spec {
+        device: DLDevice::new(DLDeviceType::kDLCUDA, 0),
+        ..Spec::f32_2x3()
+    };
+    expect_invalid(spec, "ask the producer for a host copy");
 }
 
 #[test]

@@ -88,7 +88,9 @@ fn target_device(d: DLDevice) -> Result<(Device, MemoryKind, bool)> {
         return cpu();
     }
     Err(bad(format!(
-        "no available device matches DLPack device {d:?}"
+        "no available device matches DLPack device {d:?}: no backend here holds that memory; \
+         ask the producer for a host copy instead (dl_device=(kDLCPU, 0); in Python, \
+         dlarray.from_dlpack(x, device=\"cpu:0\"))"
     )))
 }
 
