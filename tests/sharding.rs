@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use dlarray::{Array, Axes, DType, Device, Mesh, PartitionSpec, Sharding};
+use dlarray::{Array, Axes, DType, Device, Mesh, PartitionSpec, Sharding, Slice};
 use proptest::prelude::*;
 use std::ops::Range;
 
@@ -222,6 +222,78 @@ fn matmul_of_row_or_batch_sharded_arrays_keeps_their_sharding() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn slices_of_whole_axes_stay_sharded_views() {
+    let shape = [7, 6];
+    let data: Vec<f32> = (0..42).map(|v| v as f32).collect();
+    let cols = [Slice::full(), Slice::with_step(1, 6, 2)];
+    let rows_too = [Slice::with_step(1, 6, 1), Slice::reversed()];
+    for count in 1..=4 {
+        let devs = tpus(count);
+        for s in shardings(&devs, 2) {
+            let x = Array::from_vec(data.clone(), &shape)
+                .unwrap()
+                .device_put(&s)
+                .unwrap();
+            for slices in [&cols[..], &rows_too[..], &[Slice::reversed()][..]] {
+                let want = Array::from_vec(data.clone(), &shape)
+                    .unwrap()
+                    .slice(slices)
+                    .unwrap();
+                let y = x.slice(slices).unwrap();
+                assert_eq!(y.shape(), want.shape(), "{s:?} {slices:?}");
+                assert_eq!(
+                    y.to_vec::<f32>().unwrap(),
+                    want.to_vec::<f32>().unwrap(),
+                    "{s:?} {slices:?}"
+                );
+                let cut: Vec<usize> = (0..2)
+                    .filter(|&k| slices.get(k).is_some_and(|sl| *sl != Slice::full()))
+                    .collect();
+                let split = |k: usize| {
+                    x.addressable_shards()
+                        .iter()
+                        .any(|sh| sh.index()[k] != (0..shape[k]))
+                };
+                if x.addressable_shards().len() < 2 || cut.iter().any(|&k| split(k)) {
+                    continue; // one shard, or a split axis cut: gathered
+                }
+                assert_eq!(
+                    y.sharding(),
+                    x.sharding(),
+                    "{s:?} {slices:?}: sharding kept"
+                );
+                for (ys, xs) in y.addressable_shards().iter().zip(x.addressable_shards()) {
+                    assert_eq!(ys.device(), xs.device());
+                    for k in 0..2 {
+                        if !cut.contains(&k) {
+                            assert_eq!(ys.index()[k], xs.index()[k], "{s:?} {slices:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // No copy: a column slice of a row-split array reads the shards' own buffers.
+    let s = Sharding::split(tpus(2), 0).unwrap();
+    let x = Array::from_vec(data, &shape)
+        .unwrap()
+        .device_put(&s)
+        .unwrap();
+    let y = x.slice(&cols).unwrap();
+    for (ys, xs) in y.addressable_shards().iter().zip(x.addressable_shards()) {
+        let (yp, xp) = (
+            ys.data().unsafe_buffer_pointer().unwrap(),
+            xs.data().unsafe_buffer_pointer().unwrap(),
+        );
+        assert_eq!(
+            yp,
+            xp + 4,
+            "the view starts one f32 into the shard's own buffer"
+        );
     }
 }
 

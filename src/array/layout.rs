@@ -48,7 +48,7 @@ impl Slice {
     }
 
     /// Resolves against an axis of length `n`: `(first index, length, step)`.
-    fn resolve(&self, n: usize) -> Result<(isize, usize, isize)> {
+    pub(crate) fn resolve(&self, n: usize) -> Result<(isize, usize, isize)> {
         if self.step == 0 {
             return Err(Error::invalid("slice step cannot be zero"));
         }

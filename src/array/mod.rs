@@ -496,9 +496,64 @@ impl Array {
         self.permute(&perm)
     }
 
-    /// A basic slice (`start:stop:step` per axis, missing axes whole); no copy on one device.
+    /// A basic slice (`start:stop:step` per axis, missing axes whole); no copy on one device,
+    /// nor on many when only axes that are not split are cut (a sharded array whose split axis
+    /// is cut is gathered to its first device first).
     pub fn slice(&self, slices: &[Slice]) -> Result<Array> {
+        if self.0.shards.len() > 1
+            && let Some(view) = self.slice_shards(slices)?
+        {
+            return Ok(view);
+        }
         self.map_single_view(|l| l.slice(slices))
+    }
+
+    /// Each shard sliced where it lives, when the slice leaves every split axis whole: a view
+    /// with this array's sharding, no copy (JAX keeps such a slice's sharding too). `None`
+    /// when a split axis is cut, which needs a gather.
+    fn slice_shards(&self, slices: &[Slice]) -> Result<Option<Array>> {
+        let shape = Layout::contiguous(self.shape())
+            .slice(slices)?
+            .shape()
+            .to_vec();
+        // Per axis: the slice to apply to every shard, or the whole axis where it is unchanged.
+        let mut local = vec![Slice::full(); self.ndim()];
+        for (k, s) in slices.iter().enumerate() {
+            let n = self.shape()[k];
+            if s.resolve(n)? == (0, n, 1) {
+                continue;
+            }
+            if self.0.shards.iter().any(|sh| sh.index[k] != (0..n)) {
+                return Ok(None);
+            }
+            local[k] = *s;
+        }
+        let shards = self
+            .0
+            .shards
+            .iter()
+            .map(|sh| {
+                let mut index = sh.index.clone();
+                for (k, r) in index.iter_mut().enumerate() {
+                    if local[k] != Slice::full() {
+                        *r = 0..shape[k];
+                    }
+                }
+                Ok(ShardData {
+                    device: sh.device.clone(),
+                    index,
+                    buffer: sh.buffer.clone(),
+                    layout: sh.layout.slice(&local)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Some(Array::from_shards(
+            &shape,
+            self.dtype(),
+            self.sharding().clone(),
+            shards,
+            self.0.read_only,
+        )))
     }
 
     /// The sub-array at `index` along `axis` (that axis removed); no copy on one device.
