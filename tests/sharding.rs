@@ -298,6 +298,78 @@ fn slices_of_whole_axes_stay_sharded_views() {
 }
 
 #[test]
+fn index_and_reshape_after_the_split_axes_stay_sharded() {
+    let shape = [4usize, 3, 2];
+    let data: Vec<f32> = (0..24).map(|v| v as f32).collect();
+    let host = Array::from_vec(data, &shape).unwrap();
+    let targets: [&[isize]; 6] = [
+        &[4, 6],
+        &[4, 3, 2, 1],
+        &[24],
+        &[2, 2, 6],
+        &[4, 2, 3],
+        &[4, -1],
+    ];
+    for count in 1..=4 {
+        let devs = tpus(count);
+        for s in shardings(&devs, 3) {
+            let x = host.device_put(&s).unwrap();
+            let sharded = x.addressable_shards().len() > 1;
+            let split: Vec<usize> = (0..3)
+                .filter(|&k| {
+                    x.addressable_shards()
+                        .iter()
+                        .any(|sh| sh.index()[k] != (0..shape[k]))
+                })
+                .collect();
+            let same_devices = |y: &Array| {
+                y.addressable_shards().len() == x.addressable_shards().len()
+                    && y.addressable_shards()
+                        .iter()
+                        .zip(x.addressable_shards())
+                        .all(|(a, b)| a.device() == b.device())
+            };
+            for axis in 0..3 {
+                let y = x.index_axis(axis as isize, 1).unwrap();
+                let want = host.index_axis(axis as isize, 1).unwrap();
+                assert_eq!(y.shape(), want.shape());
+                let got = y.to_vec::<f32>().unwrap();
+                assert_eq!(got, want.to_vec::<f32>().unwrap(), "{s:?} axis {axis}");
+                if sharded && !split.contains(&axis) {
+                    assert!(same_devices(&y), "{s:?} axis {axis}: stays sharded");
+                }
+            }
+            let kept = split.iter().max().map_or(0, |&l| l + 1);
+            for target in targets {
+                let y = x.reshape(target).unwrap();
+                let want = host.reshape(target).unwrap();
+                assert_eq!(y.shape(), want.shape(), "{s:?} {target:?}");
+                let got = y.to_vec::<f32>().unwrap();
+                assert_eq!(got, want.to_vec::<f32>().unwrap(), "{s:?} {target:?}");
+                let keeps =
+                    target.len() >= kept && (0..kept).all(|k| target[k] == shape[k] as isize);
+                if sharded && keeps {
+                    assert!(same_devices(&y), "{s:?} {target:?}: stays sharded");
+                }
+            }
+            // Transposed shards cannot be reshaped as views: each is copied where it lives.
+            let t = x.permute(&[0, 2, 1]).unwrap();
+            let y = t.reshape(&[4, 6]).unwrap();
+            let want = host.permute(&[0, 2, 1]).unwrap().reshape(&[4, 6]).unwrap();
+            assert_eq!(
+                y.to_vec::<f32>().unwrap(),
+                want.to_vec::<f32>().unwrap(),
+                "{s:?}"
+            );
+        }
+    }
+    // A batch-split array flattened per example keeps the same split, spelled the same way.
+    let s = Sharding::split(tpus(2), 0).unwrap();
+    let y = host.device_put(&s).unwrap().reshape(&[4, -1]).unwrap();
+    assert_eq!(y.sharding(), &s);
+}
+
+#[test]
 fn mismatched_shardings_reshard_to_the_left_operand() {
     let devs = tpus(4);
     let data: Vec<f32> = (0..60).map(|v| v as f32).collect();

@@ -8,6 +8,7 @@
 pub mod layout;
 mod matmul;
 mod ops;
+mod shard_views;
 pub mod sharding;
 mod transfer;
 
@@ -440,9 +441,16 @@ impl Array {
     }
 
     /// A view with `shape` (one entry may be -1: inferred). Copies only when the strides
-    /// cannot express the new shape (as NumPy); a sharded array is gathered first.
+    /// cannot express the new shape (as NumPy). A sharded array reshaped only after its last
+    /// split axis stays sharded (each shard reshaped where it lives); otherwise it is gathered
+    /// first.
     pub fn reshape(&self, shape: &[isize]) -> Result<Array> {
         let shape = infer_shape(shape, self.size())?;
+        if self.0.shards.len() > 1
+            && let Some(a) = self.reshape_shards(&shape)?
+        {
+            return Ok(a);
+        }
         let s = self.gathered_single()?;
         match s.layout.reshape(&shape)? {
             Some(l) => Ok(self.view_of(&s, l)),
@@ -508,55 +516,8 @@ impl Array {
         self.map_single_view(|l| l.slice(slices))
     }
 
-    /// Each shard sliced where it lives, when the slice leaves every split axis whole: a view
-    /// with this array's sharding, no copy (JAX keeps such a slice's sharding too). `None`
-    /// when a split axis is cut, which needs a gather.
-    fn slice_shards(&self, slices: &[Slice]) -> Result<Option<Array>> {
-        let shape = Layout::contiguous(self.shape())
-            .slice(slices)?
-            .shape()
-            .to_vec();
-        // Per axis: the slice to apply to every shard, or the whole axis where it is unchanged.
-        let mut local = vec![Slice::full(); self.ndim()];
-        for (k, s) in slices.iter().enumerate() {
-            let n = self.shape()[k];
-            if s.resolve(n)? == (0, n, 1) {
-                continue;
-            }
-            if self.0.shards.iter().any(|sh| sh.index[k] != (0..n)) {
-                return Ok(None);
-            }
-            local[k] = *s;
-        }
-        let shards = self
-            .0
-            .shards
-            .iter()
-            .map(|sh| {
-                let mut index = sh.index.clone();
-                for (k, r) in index.iter_mut().enumerate() {
-                    if local[k] != Slice::full() {
-                        *r = 0..shape[k];
-                    }
-                }
-                Ok(ShardData {
-                    device: sh.device.clone(),
-                    index,
-                    buffer: sh.buffer.clone(),
-                    layout: sh.layout.slice(&local)?,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Some(Array::from_shards(
-            &shape,
-            self.dtype(),
-            self.sharding().clone(),
-            shards,
-            self.0.read_only,
-        )))
-    }
-
-    /// The sub-array at `index` along `axis` (that axis removed); no copy on one device.
+    /// The sub-array at `index` along `axis` (that axis removed); no copy on one device, nor on
+    /// many when `axis` is not split.
     pub fn index_axis(&self, axis: isize, index: usize) -> Result<Array> {
         let axis = normalize_axis(axis, self.ndim())?;
         let n = self.shape()[axis];
@@ -566,6 +527,11 @@ impl Array {
                 index: index as i64,
                 size: n,
             });
+        }
+        if self.0.shards.len() > 1
+            && let Some(view) = self.index_axis_shards(axis, index)
+        {
+            return Ok(view);
         }
         self.map_single_view(|l| Ok(l.select(axis, index)))
     }

@@ -260,15 +260,25 @@ impl Sharding {
 
     /// The sharding after permuting axes (`perm[k]` = old axis of new axis `k`).
     pub(crate) fn permuted(&self, perm: &[usize]) -> Sharding {
+        let sources: Vec<Option<usize>> = perm.iter().map(|&p| Some(p)).collect();
+        self.with_axes(&sources)
+    }
+
+    /// The sharding of a view whose axis `k` is this array's axis `sources[k]`, or a new axis
+    /// (not split) where that is `None`. Only a named sharding names axes; its spec drops
+    /// trailing `None`s, so equal shardings compare equal however they were derived.
+    pub(crate) fn with_axes(&self, sources: &[Option<usize>]) -> Sharding {
         match self {
-            Sharding::Named(m, spec) => Sharding::Named(
-                m.clone(),
-                PartitionSpec(
-                    perm.iter()
-                        .map(|&p| spec.0.get(p).cloned().flatten())
-                        .collect(),
-                ),
-            ),
+            Sharding::Named(m, spec) => {
+                let mut axes: Vec<Option<String>> = sources
+                    .iter()
+                    .map(|p| p.and_then(|p| spec.0.get(p).cloned().flatten()))
+                    .collect();
+                while axes.last().is_some_and(Option::is_none) {
+                    axes.pop();
+                }
+                Sharding::Named(m.clone(), PartitionSpec(axes))
+            }
             other => other.clone(),
         }
     }
