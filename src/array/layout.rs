@@ -267,14 +267,14 @@ impl Layout {
     /// Row-major contiguous, ignoring the strides of size-1 axes.
     pub fn is_contiguous(&self) -> bool {
         let mut acc = 1isize;
-        for k in (0..self.ndim()).rev() {
-            if self.shape[k] == 1 {
+        for (&d, &s) in self.shape.iter().zip(self.strides.iter()).rev() {
+            if d == 1 {
                 continue;
             }
-            if self.strides[k] != acc {
+            if s != acc {
                 return self.size() == 0;
             }
-            acc *= self.shape[k] as isize;
+            acc *= d as isize;
         }
         true
     }

@@ -10,6 +10,8 @@ use crate::error::{Error, Result};
 pub(crate) struct View<'a, T> {
     base: *const T,
     pub layout: &'a Layout,
+    /// Row-major contiguous (checked once here: kernels ask on every call).
+    contiguous: bool,
 }
 
 // SAFETY: a View only reads an immutable buffer that outlives it ('a).
@@ -36,24 +38,32 @@ impl<'a, T: Element> View<'a, T> {
                 message: format!("buffer is not aligned for {}", T::DTYPE),
             });
         }
-        let span = t.layout.span();
+        let contiguous = t.layout.is_contiguous();
+        let size = t.layout.size();
+        // A contiguous view reaches offset..offset+size; others need the strided span.
+        let end = if contiguous {
+            t.layout.offset().saturating_add(size)
+        } else {
+            t.layout.span().end
+        };
         let capacity = t.buffer.len_bytes() / std::mem::size_of::<T>();
         // An empty view reaches no element, whatever its offset.
-        if t.layout.size() > 0 && span.end > capacity {
+        if size > 0 && end > capacity {
             return Err(Error::invalid(format!(
-                "view {:?} reaches element {} of a buffer holding {capacity}",
-                t.layout, span.end
+                "view {:?} reaches element {end} of a buffer holding {capacity}",
+                t.layout
             )));
         }
         Ok(View {
             base,
             layout: t.layout,
+            contiguous,
         })
     }
 
     /// The elements as one slice when the layout is row-major contiguous.
     pub fn as_slice(&self) -> Option<&'a [T]> {
-        if !self.layout.is_contiguous() {
+        if !self.contiguous {
             return None;
         }
         let n = self.layout.size();
