@@ -136,8 +136,15 @@ pub fn normalize_axis(axis: isize, ndim: usize) -> Result<usize> {
 }
 
 /// NumPy broadcasting of two shapes.
+/// `a == b` for shapes, inline: slice `==` on integers calls `memcmp`, whose call costs more
+/// than comparing the handful of axes an array has (it showed in every small op's profile).
+#[inline]
+pub fn same_shape(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Dims> {
-    if a == b {
+    if same_shape(a, b) {
         return Ok(SmallVec::from_slice(a));
     }
     let n = a.len().max(b.len());

@@ -2,7 +2,7 @@
 //! devices of the output's shards, and runs the backend kernels shard by shard (in parallel
 //! when there are several shards and enough work).
 
-use super::layout::{Layout, broadcast_shapes, normalize_axis};
+use super::layout::{Layout, broadcast_shapes, normalize_axis, same_shape};
 use super::sharding::{PartitionSpec, Sharding};
 use super::{Array, Region, ShardData};
 use crate::backends::{BinaryOp, Device, MemoryKind, ReduceOp, TensorRef, UnaryOp};
@@ -126,7 +126,7 @@ pub(super) fn broadcast_view<'a>(
     layout: &'a Layout,
     shape: &[usize],
 ) -> Result<std::borrow::Cow<'a, Layout>> {
-    Ok(if layout.shape() == shape {
+    Ok(if same_shape(layout.shape(), shape) {
         std::borrow::Cow::Borrowed(layout)
     } else {
         std::borrow::Cow::Owned(layout.broadcast_to(shape)?)
@@ -284,9 +284,9 @@ impl Array {
         if let Some(r) = single_device_binary(op, &a, &b, &shape, compute, out) {
             return r;
         }
-        let (sharding, targets) = if a.shape() == shape.as_slice() {
+        let (sharding, targets) = if same_shape(a.shape(), &shape) {
             (a.sharding().clone(), targets_of(&a))
-        } else if b.shape() == shape.as_slice() && !b.is_single_device() {
+        } else if same_shape(b.shape(), &shape) && !b.is_single_device() {
             (b.sharding().clone(), targets_of(&b))
         } else {
             let s = a

@@ -252,7 +252,7 @@ impl Backend for HostBackend {
                 got: b.dtype,
             });
         }
-        if a.layout.shape() != b.layout.shape() {
+        if !crate::array::layout::same_shape(a.layout.shape(), b.layout.shape()) {
             return Err(Error::ShapeMismatch {
                 op: op.name(),
                 lhs: a.layout.shape().to_vec(),
