@@ -51,10 +51,10 @@ run() {
   grep -o 'avx512f' /proc/cpuinfo | head -1 || echo "no avx512f"
   cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || true
   echo "== sharded add, 2 CPU devices vs 1, on two physical cores: $(two_cores)"
-  local args=(--warm-up-time 1 --measurement-time 3 --noplot)
-  taskset -c "$(two_cores)" .devbin/sharding "${args[@]}" 2>&1 | grep -E '^add|time:'
+  local args=(--bench --warm-up-time 1 --measurement-time 3 --noplot)
+  taskset -c "$(two_cores)" .devbin/sharding "${args[@]}" 2>&1 | grep -E '^(add|matmul)|time:' | grep -v '%\]'
   echo "== the same, on all $(nproc) CPUs (each device gets half of them)"
-  .devbin/sharding "${args[@]}" 16M 2>&1 | grep -E '^add|time:'
+  .devbin/sharding "${args[@]}" 16M 2>&1 | grep -E '^(add|matmul)|time:' | grep -v '%\]'
   echo "== dlarray tour and bench"
   DLARRAY_CPU_DEVICES=2 .devbin/dlarray || echo "tour failed: $?"
   .devbin/dlarray bench || echo "bench failed: $?"
