@@ -232,6 +232,12 @@ impl PyArray {
         )
     }
 
+    /// NumPy's basic indexing: integers, slices and one `...` (a view where memory allows;
+    /// a sharded array keeps its sharding when only axes that are not split are cut).
+    fn __getitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        crate::indexing::get(&self.0, key).map(PyArray)
+    }
+
     fn __len__(&self) -> PyResult<usize> {
         self.0
             .shape()

@@ -5,6 +5,7 @@ mod array;
 mod capsule;
 mod convert;
 mod exchange;
+mod indexing;
 
 use array::PyArray;
 use dlarray::{Array, DlpackPolicy};

@@ -81,3 +81,49 @@ def test_unsupported_ops_name_backend_op_and_dtype():
         np.testing.assert_array_equal(np.asarray(x), [1.0, 2.0])
         y = dlarray.asarray([1.0, 2.0], dtype="float32", device=gpu)
         np.testing.assert_array_equal(np.asarray(y + y), [2.0, 4.0])
+
+
+def test_basic_indexing_matches_numpy():
+    n = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    a = dlarray.asarray(n.tolist(), dtype="float32")
+    keys = [
+        0, -1, 2, (1, 2), (1, 2, 3), (-1, -2, -3), slice(None), slice(1, None), slice(None, None, -1),
+        (slice(None), 1), (slice(None), slice(1, 3), slice(None, None, 2)), (..., 0), (0, ...),
+        (1, ..., slice(None, None, -2)), ..., (slice(5, 10),), (slice(-2, None), -1, slice(3, 0, -1)),
+        np.int64(1), (np.int32(-1), slice(None)),
+    ]
+    for key in keys:
+        got = a[key]
+        want = n[key]
+        assert got.shape == want.shape, key
+        np.testing.assert_array_equal(np.asarray(got), want, err_msg=str(key))
+    # A view: the same memory (here: the first row starts where the array does).
+    assert a[0].unsafe_buffer_pointer() == a.unsafe_buffer_pointer()
+    assert a[1].unsafe_buffer_pointer() == a.unsafe_buffer_pointer() + 20 * 4
+
+
+def test_indexing_errors_match_numpy():
+    a = dlarray.asarray([[1, 2, 3], [4, 5, 6]])
+    with pytest.raises(IndexError, match="index 2 is out of bounds for axis 0 with size 2"):
+        a[2]
+    with pytest.raises(IndexError, match="index -4 is out of bounds for axis 1 with size 3"):
+        a[0, -4]
+    with pytest.raises(IndexError, match="too many indices for array: array is 2-dimensional, but 3 were indexed"):
+        a[0, 0, 0]
+    with pytest.raises(IndexError, match="single ellipsis"):
+        a[..., ...]
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        a[::0]
+    for bad in [True, 1.5, "x", [0, 1]]:
+        with pytest.raises(TypeError, match="only integers, slices"):
+            a[bad]
+
+
+def test_indexing_a_sharded_array_keeps_the_split():
+    tpus = dlarray.devices("tpu")[:2]
+    a = dlarray.asarray(np.arange(24.0).reshape(4, 6).tolist()).shard(tpus, axis=0)
+    cols = a[:, 1::2]
+    assert [d for d, _ in cols.shards] == [d.name for d in tpus]
+    assert [idx[0] for _, idx in cols.shards] == [(0, 2), (2, 4)]
+    np.testing.assert_array_equal(np.asarray(cols), np.arange(24.0).reshape(4, 6)[:, 1::2])
+    np.testing.assert_array_equal(np.asarray(a[3]), np.arange(18.0, 24.0))
