@@ -51,6 +51,28 @@ impl ShardData {
     pub fn memory_kind(&self) -> MemoryKind {
         self.buffer.memory_kind()
     }
+
+    /// This shard's data with `shape` (same element count): a view where the strides allow,
+    /// else a row-major copy on the shard's own device (as NumPy's reshape).
+    pub fn reshaped(&self, dtype: DType, shape: &[usize]) -> Result<ShardData> {
+        let (buffer, layout) = match self.layout.reshape(shape)? {
+            Some(view) => (self.buffer.clone(), view),
+            None => {
+                let copy = self.device.backend().copy(
+                    self.tensor(dtype),
+                    self.device.index(),
+                    self.memory_kind(),
+                )?;
+                (copy, Layout::contiguous(shape))
+            }
+        };
+        Ok(ShardData {
+            device: self.device.clone(),
+            index: shape.iter().map(|&n| 0..n).collect(),
+            buffer,
+            layout,
+        })
+    }
 }
 
 struct Inner {
@@ -451,23 +473,18 @@ impl Array {
         {
             return Ok(a);
         }
-        let s = self.gathered_single()?;
-        match s.layout.reshape(&shape)? {
-            Some(l) => Ok(self.view_of(&s, l)),
-            None => {
-                let buffer = s.device.backend().copy(
-                    s.tensor(self.dtype()),
-                    s.device.index(),
-                    s.memory_kind(),
-                )?;
-                Ok(Array::from_buffer(
-                    s.device.clone(),
-                    self.dtype(),
-                    buffer,
-                    Layout::contiguous(&shape),
-                ))
-            }
+        let whole = self.gathered_single()?;
+        let s = whole.reshaped(self.dtype(), &shape)?;
+        if Arc::ptr_eq(&s.buffer, &whole.buffer) {
+            return Ok(self.view_of(&s, s.layout.clone()));
         }
+        // A copy is new memory: not read-only, whatever this array is.
+        Ok(Array::from_buffer(
+            s.device,
+            self.dtype(),
+            s.buffer,
+            s.layout,
+        ))
     }
 
     /// Axes permuted (`perm[k]` is the old axis that becomes axis `k`); no copy, and a

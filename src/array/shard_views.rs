@@ -112,22 +112,9 @@ impl Array {
                 let mut index = sh.index[..kept].to_vec();
                 index.extend(shape[kept..].iter().map(|&n| 0..n));
                 let local: Vec<usize> = index.iter().map(|r| r.len()).collect();
-                let (buffer, layout) = match sh.layout.reshape(&local)? {
-                    Some(view) => (sh.buffer.clone(), view),
-                    None => {
-                        let copy = sh.device.backend().copy(
-                            sh.tensor(self.dtype()),
-                            sh.device.index(),
-                            sh.memory_kind(),
-                        )?;
-                        (copy, Layout::contiguous(&local))
-                    }
-                };
                 Ok(ShardData {
-                    device: sh.device.clone(),
                     index: index.into_iter().collect(),
-                    buffer,
-                    layout,
+                    ..sh.reshaped(self.dtype(), &local)?
                 })
             })
             .collect::<Result<Vec<_>>>()?;
