@@ -135,7 +135,6 @@ pub fn normalize_axis(axis: isize, ndim: usize) -> Result<usize> {
     Ok(a as usize)
 }
 
-/// NumPy broadcasting of two shapes.
 /// `a == b` for shapes, inline: slice `==` on integers calls `memcmp`, whose call costs more
 /// than comparing the handful of axes an array has (it showed in every small op's profile).
 #[inline]
@@ -143,6 +142,7 @@ pub fn same_shape(a: &[usize], b: &[usize]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
+/// NumPy broadcasting of two shapes.
 pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Dims> {
     if same_shape(a, b) {
         return Ok(SmallVec::from_slice(a));

@@ -75,24 +75,22 @@ impl Array {
     }
 
     /// The product computed where each shard of `self` lives, or `None` where that does not
-    /// apply (one shard, a vector operand, or `self` split over the contracted axis).
+    /// apply (one shard, a vector operand, `self` split over the contracted axis, or shapes
+    /// that do not match, which the one-device path reports).
     fn matmul_by_shards(&self, other: &Array, dtype: DType) -> Result<Option<Array>> {
         let nd = self.ndim();
         let Sharding::Named(mesh, spec) = self.sharding() else {
             return Ok(None);
         };
-        if nd < 2 || other.ndim() != 2 || self.shard_data().len() < 2 || spec.get(nd - 1).is_some()
+        if nd < 2
+            || other.ndim() != 2
+            || self.shard_data().len() < 2
+            || spec.get(nd - 1).is_some()
+            || self.shape()[nd - 1] != other.shape()[0]
         {
             return Ok(None);
         }
         let (k, n) = (other.shape()[0], other.shape()[1]);
-        if self.shape()[nd - 1] != k {
-            return Err(Error::ShapeMismatch {
-                op: "matmul",
-                lhs: self.shape().to_vec(),
-                rhs: other.shape().to_vec(),
-            });
-        }
         let (a, b) = (self.astype(dtype)?, other.astype(dtype)?);
         let targets = targets_of(&a);
         let work = a.size().saturating_mul(n);

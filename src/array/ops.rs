@@ -108,10 +108,7 @@ fn broadcast_region(region: &[Range<usize>], shape: &[usize]) -> Vec<Range<usize
         .collect()
 }
 
-pub(super) fn shard_out(
-    t: &Target,
-    buffer: std::sync::Arc<dyn crate::backends::DeviceBuffer>,
-) -> ShardData {
+fn shard_out(t: &Target, buffer: std::sync::Arc<dyn crate::backends::DeviceBuffer>) -> ShardData {
     let shape: Vec<usize> = t.index.iter().map(|r| r.len()).collect();
     ShardData {
         device: t.device.clone(),
