@@ -65,9 +65,11 @@ if [ $# -eq 0 ]; then
     }
     pip=(.venv/bin/python -m pip)
     retry "${pip[@]}" install -q --retries 10 --timeout 60 --upgrade pip
-    retry "${pip[@]}" download -q --retries 10 --timeout 60 --resume-retries 20 \
+    # --no-cache-dir: the wheels are kept in one place only (pip's cache would hold a second
+    # copy of ~3 GB).
+    retry "${pip[@]}" download -q --no-cache-dir --retries 10 --timeout 60 --resume-retries 20 \
       -d .venv/wheels "${reqs[@]}"
-    "${pip[@]}" install -q --no-index --find-links .venv/wheels "${reqs[@]}"
+    "${pip[@]}" install -q --no-cache-dir --no-index --find-links .venv/wheels "${reqs[@]}"
     rm -rf .venv/wheels
     echo "${reqs[*]}" >.venv/.dlarray-reqs
   fi

@@ -29,8 +29,24 @@ unsafe impl<T> Send for SendPtr<T> {}
 // SAFETY: as above.
 unsafe impl<T> Sync for SendPtr<T> {}
 
+/// Runs `f(0)`, .., `f(chunks - 1)` on `dev`'s threads.
+///
+/// Not generic on purpose: every kernel (op x dtype) reaches the pool through this one
+/// function, so rayon's job machinery is compiled once instead of once per kernel (it was
+/// most of the crate's code size).
+pub(crate) fn par_for(dev: &HostDevice, chunks: usize, f: &(dyn Fn(usize) + Sync)) {
+    if chunks <= 1 || dev.threads() <= 1 {
+        (0..chunks).for_each(f);
+        return;
+    }
+    dev.install(|| {
+        use rayon::prelude::*;
+        (0..chunks).into_par_iter().for_each(f);
+    });
+}
+
 /// Runs `f` over disjoint ranges covering `0..n`, in parallel on `dev`'s threads when large.
-pub(crate) fn par_ranges(dev: &HostDevice, n: usize, f: impl Fn(Range<usize>) + Sync + Send) {
+pub(crate) fn par_ranges(dev: &HostDevice, n: usize, f: impl Fn(Range<usize>) + Sync) {
     let threads = dev.threads();
     if n < PAR_MIN || threads <= 1 {
         f(0..n);
@@ -38,12 +54,8 @@ pub(crate) fn par_ranges(dev: &HostDevice, n: usize, f: impl Fn(Range<usize>) + 
     }
     // A few chunks per thread balance load; multiples of 64 keep chunks cache-line aligned.
     let chunk = (n / (threads * 4)).max(PAR_MIN / 2).next_multiple_of(64);
-    let chunks = n.div_ceil(chunk);
-    dev.install(|| {
-        use rayon::prelude::*;
-        (0..chunks)
-            .into_par_iter()
-            .for_each(|c| f(c * chunk..((c + 1) * chunk).min(n)));
+    par_for(dev, n.div_ceil(chunk), &|c| {
+        f(c * chunk..((c + 1) * chunk).min(n))
     });
 }
 

@@ -1,7 +1,7 @@
 //! Matrix products: the `gemm` crate (packed SIMD kernels, threaded) for f16, f32, f64 and
 //! complex; bf16 through f32; integers and bool with a plain row-times-column loop.
 
-use super::engine::{SendPtr, alloc_out, out_ptr, out_slice, par_ranges};
+use super::engine::{SendPtr, alloc_out, out_ptr, out_slice, par_for, par_ranges};
 use super::math::{Arith, dispatch};
 use super::view::View;
 use super::{HostBackend, HostBuffer, HostDevice};
@@ -226,10 +226,7 @@ fn naive_run<T: Element>(
             }
         };
         if m * n * k >= GEMM_PAR_MIN {
-            dev.install(|| {
-                use rayon::prelude::*;
-                (0..m).into_par_iter().for_each(|i| rows(i..i + 1));
-            });
+            par_for(dev, m, &|i| rows(i..i + 1));
         } else {
             rows(0..m);
         }

@@ -1,7 +1,7 @@
 //! Reductions over axes: sum (f16/bf16 accumulate in f32), max and min (NaN propagates;
 //! on bool they are any/all).
 
-use super::engine::{PAR_MIN, alloc_out, out_ptr, out_slice};
+use super::engine::{PAR_MIN, SendPtr, alloc_out, out_ptr, out_slice, par_for};
 use super::math::{Arith, Real, dispatch, dispatch_arith};
 use super::simd::wide;
 use super::view::View;
@@ -231,16 +231,17 @@ fn run<T: Element, R: Reducer<T>>(
         let acc = if inner.len >= PAR_MIN && dev.threads() > 1 {
             let chunk = (inner.len / (dev.threads() * 4)).max(PAR_MIN / 2);
             let chunks = inner.len.div_ceil(chunk);
-            dev.install(|| {
-                use rayon::prelude::*;
-                (0..chunks)
-                    .into_par_iter()
-                    .map(|c| {
-                        let range = c * chunk..((c + 1) * chunk).min(inner.len);
-                        fold_inner(&v, &inner, base, range, r)
-                    })
-                    .reduce(|| r.init(), |a, b| r.combine(a, b))
-            })
+            // One partial result per chunk, combined in chunk order: the sum of the same
+            // array is the same bits however the threads were scheduled.
+            let mut partial = vec![r.init(); chunks];
+            let slots = SendPtr(partial.as_mut_ptr());
+            par_for(dev, chunks, &|c| {
+                let range = c * chunk..((c + 1) * chunk).min(inner.len);
+                let acc = fold_inner(&v, &inner, base, range, r);
+                // SAFETY: slot `c` is written by this chunk only; `partial` outlives `par_for`.
+                unsafe { slots.ptr().add(c).write(acc) };
+            });
+            partial.into_iter().fold(r.init(), |a, b| r.combine(a, b))
         } else {
             fold_inner(&v, &inner, base, 0..inner.len, r)
         };
@@ -269,12 +270,7 @@ fn run<T: Element, R: Reducer<T>>(
         if dev_threads > 1 && m >= dev_threads {
             let chunk = m.div_ceil(dev_threads * 4).max(1);
             let chunks = m.div_ceil(chunk);
-            dev.install(|| {
-                use rayon::prelude::*;
-                (0..chunks)
-                    .into_par_iter()
-                    .for_each(|c| work(c * chunk..((c + 1) * chunk).min(m)));
-            });
+            par_for(dev, chunks, &|c| work(c * chunk..((c + 1) * chunk).min(m)));
             return Ok(out);
         }
     }
