@@ -69,7 +69,14 @@ if [ $# -eq 0 ]; then
     # copy of ~3 GB).
     retry "${pip[@]}" download -q --no-cache-dir --retries 10 --timeout 60 --resume-retries 20 \
       -d .venv/wheels "${reqs[@]}"
-    "${pip[@]}" install -q --no-cache-dir --no-index --find-links .venv/wheels "${reqs[@]}"
+    # Installed one file at a time, each deleted once in, so the disk never holds every wheel
+    # and all of site-packages at once (~2 GB less at the peak). `pip download` resolved the
+    # set, so --no-deps installs exactly it; `pip check` confirms nothing is missing.
+    for w in .venv/wheels/*; do
+      "${pip[@]}" install -q --no-cache-dir --no-index --no-deps "$w"
+      rm -f "$w"
+    done
+    "${pip[@]}" check
     rm -rf .venv/wheels
     echo "${reqs[*]}" >.venv/.dlarray-reqs
   fi
