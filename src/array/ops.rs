@@ -8,6 +8,7 @@ use super::{Array, Region, ShardData};
 use crate::backends::{BinaryOp, Device, MemoryKind, ReduceOp, TensorRef, UnaryOp};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
+use std::borrow::Cow;
 use std::ops::Range;
 
 /// Which axes a reduction runs over.
@@ -183,6 +184,15 @@ impl Array {
         self.converted(dtype)
     }
 
+    /// `astype` for an op's operand: borrows when no conversion is needed. An op's own
+    /// operands are the common case, and cloning them costs two atomic updates each.
+    fn as_dtype(&self, dtype: DType) -> Result<Cow<'_, Array>> {
+        if dtype == self.dtype() {
+            return Ok(Cow::Borrowed(self));
+        }
+        self.converted(dtype).map(Cow::Owned)
+    }
+
     /// A copy of this array in fresh memory, with the same sharding (row-major per shard):
     /// what the array API's `copy=True` asks for, since an array shares its buffers with
     /// every clone and every DLPack consumer.
@@ -244,7 +254,7 @@ impl Array {
                 got: self.dtype(),
             });
         }
-        let x = self.astype(input)?;
+        let x = self.as_dtype(input)?;
         let targets = targets_of(&x);
         let shards = run_targets(&targets, x.size(), |t| {
             let s = x.region_on(&t.index, &t.device, t.kind)?;
@@ -276,7 +286,7 @@ impl Array {
         } else {
             (common, common)
         };
-        let (a, b) = (self.astype(compute)?, other.astype(compute)?);
+        let (a, b) = (self.as_dtype(compute)?, other.as_dtype(compute)?);
         let shape = broadcast_shapes(op.name(), a.shape(), b.shape())?;
         if let Some(r) = single_device_binary(op, &a, &b, &shape, compute, out) {
             return r;
