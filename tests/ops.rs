@@ -616,3 +616,19 @@ fn large_strided_and_broadcast_inputs_use_every_thread_path() {
     let want: f64 = data.iter().map(|&v| v as f64).sum();
     assert!((total as f64 - want).abs() <= 1e-5 * want);
 }
+
+#[test]
+fn a_parallel_sum_gives_the_same_bits_every_time() {
+    // Values of very different magnitudes make f32 addition order-dependent: the threads'
+    // partial sums must be combined in a fixed order, whatever finished first.
+    let n = 1 << 20;
+    let data: Vec<f32> = (0..n)
+        .map(|i| if i % 97 == 0 { 1.0e7 } else { 0.1 + (i % 13) as f32 * 1.0e-3 })
+        .collect();
+    let x = Array::from_vec(data, &[n]).unwrap();
+    let first = x.sum(Axes::All).unwrap().item::<f32>().unwrap();
+    for _ in 0..30 {
+        let again = x.sum(Axes::All).unwrap().item::<f32>().unwrap();
+        assert_eq!(again.to_bits(), first.to_bits());
+    }
+}
