@@ -623,7 +623,13 @@ fn a_parallel_sum_gives_the_same_bits_every_time() {
     // partial sums must be combined in a fixed order, whatever finished first.
     let n = 1 << 20;
     let data: Vec<f32> = (0..n)
-        .map(|i| if i % 97 == 0 { 1.0e7 } else { 0.1 + (i % 13) as f32 * 1.0e-3 })
+        .map(|i| {
+            if i % 97 == 0 {
+                1.0e7
+            } else {
+                0.1 + (i % 13) as f32 * 1.0e-3
+            }
+        })
         .collect();
     let x = Array::from_vec(data, &[n]).unwrap();
     let first = x.sum(Axes::All).unwrap().item::<f32>().unwrap();
