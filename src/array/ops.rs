@@ -120,14 +120,11 @@ fn shard_out(t: &Target, buffer: std::sync::Arc<dyn crate::backends::DeviceBuffe
 }
 
 /// `layout` broadcast to `shape`, borrowed when unchanged.
-pub(super) fn broadcast_view<'a>(
-    layout: &'a Layout,
-    shape: &[usize],
-) -> Result<std::borrow::Cow<'a, Layout>> {
+pub(super) fn broadcast_view<'a>(layout: &'a Layout, shape: &[usize]) -> Result<Cow<'a, Layout>> {
     Ok(if same_shape(layout.shape(), shape) {
-        std::borrow::Cow::Borrowed(layout)
+        Cow::Borrowed(layout)
     } else {
-        std::borrow::Cow::Owned(layout.broadcast_to(shape)?)
+        Cow::Owned(layout.broadcast_to(shape)?)
     })
 }
 

@@ -45,15 +45,21 @@ pub(crate) fn par_for(dev: &HostDevice, chunks: usize, f: &(dyn Fn(usize) + Sync
     });
 }
 
+/// The chunk length to split `n` elements of work into over `dev`'s threads (a few chunks per
+/// thread balance load), or `None` when `n` is too small or there is one thread.
+pub(crate) fn chunk_len(dev: &HostDevice, n: usize) -> Option<usize> {
+    let threads = dev.threads();
+    (n >= PAR_MIN && threads > 1).then(|| (n / (threads * 4)).max(PAR_MIN / 2))
+}
+
 /// Runs `f` over disjoint ranges covering `0..n`, in parallel on `dev`'s threads when large.
 pub(crate) fn par_ranges(dev: &HostDevice, n: usize, f: impl Fn(Range<usize>) + Sync) {
-    let threads = dev.threads();
-    if n < PAR_MIN || threads <= 1 {
+    let Some(chunk) = chunk_len(dev, n) else {
         f(0..n);
         return;
-    }
-    // A few chunks per thread balance load; multiples of 64 keep chunks cache-line aligned.
-    let chunk = (n / (threads * 4)).max(PAR_MIN / 2).next_multiple_of(64);
+    };
+    // Multiples of 64 keep chunks cache-line aligned.
+    let chunk = chunk.next_multiple_of(64);
     par_for(dev, n.div_ceil(chunk), &|c| {
         f(c * chunk..((c + 1) * chunk).min(n))
     });

@@ -1,7 +1,7 @@
 //! Reductions over axes: sum (f16/bf16 accumulate in f32), max and min (NaN propagates;
 //! on bool they are any/all).
 
-use super::engine::{PAR_MIN, SendPtr, alloc_out, out_ptr, out_slice, par_for};
+use super::engine::{PAR_MIN, SendPtr, alloc_out, chunk_len, out_ptr, out_slice, par_for};
 use super::math::{Arith, Real, dispatch, dispatch_arith};
 use super::simd::wide;
 use super::view::View;
@@ -228,8 +228,7 @@ fn run<T: Element, R: Reducer<T>>(
 
     if m == 1 {
         // One output: split the reduction itself over the device's threads.
-        let acc = if inner.len >= PAR_MIN && dev.threads() > 1 {
-            let chunk = (inner.len / (dev.threads() * 4)).max(PAR_MIN / 2);
+        let acc = if let Some(chunk) = chunk_len(dev, inner.len) {
             let chunks = inner.len.div_ceil(chunk);
             // One partial result per chunk, combined in chunk order: the sum of the same
             // array is the same bits however the threads were scheduled.
