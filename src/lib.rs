@@ -28,8 +28,8 @@ pub mod dlpack;
 pub mod dtype;
 pub mod error;
 pub mod interop;
+pub mod layout;
 
-pub use array::layout::{Layout, Slice};
 pub use array::sharding::{Mesh, PartitionSpec, Sharding};
 pub use array::{Array, Axes, ScalarValue, Shard};
 pub use backends::registry::default_device;
@@ -41,6 +41,7 @@ pub use dlpack::ffi::{DLDevice, DLDeviceType};
 pub use dlpack::{DLPackTensor, DlpackPolicy, ExportOptions, RawDLPack, set_dlpack_policy};
 pub use dtype::{DType, Element, Scalar};
 pub use error::{BufferError, Error, Result};
+pub use layout::{Layout, Slice};
 
 /// Host-memory building blocks for backends that compute on host RAM (used by the CPU and
 /// TPU-host backends; available to users writing their own).

@@ -369,6 +369,23 @@ fn malformed_fields_are_errors_and_release_the_tensor() {
         },
         "overflows",
     );
+    // Each axis fits, the element count does not; and one whose bytes do not fit in i64.
+    expect_invalid(
+        Spec {
+            shape: Some(vec![i64::MAX, 2]),
+            strides: Some(vec![0, 0]),
+            ..base.clone()
+        },
+        "overflows",
+    );
+    expect_invalid(
+        Spec {
+            shape: Some(vec![1 << 62, 1]),
+            strides: Some(vec![0, 0]),
+            ..base.clone()
+        },
+        "does not fit in i64",
+    );
     expect_invalid(
         Spec {
             strides: Some(vec![i64::MAX / 2, 1]),

@@ -123,3 +123,86 @@ fn unknown_devices_and_indices() {
     assert!(Array::arange(0.0, 1.0, 0.0, DType::F32).is_err());
     assert!(Array::arange(0.0, f64::INFINITY, 1.0, DType::F32).is_err());
 }
+
+/// The sizes of issue "checked shapes everywhere", tried as a new user would: each is a clear
+/// error (these wrapped, aborted or crashed with SIGSEGV before).
+#[test]
+fn sizes_that_overflow_are_errors() {
+    let one = |shape: &[usize]| Array::ones(shape, DType::F32).unwrap();
+    // [2^32, 1] @ [1, 2^32]: an output of 2^64 elements.
+    let a = one(&[1, 1]).broadcast_to(&[1 << 32, 1]).unwrap();
+    let b = one(&[1, 1]).broadcast_to(&[1, 1 << 32]).unwrap();
+    let e = a.matmul(&b).unwrap_err();
+    assert!(e.to_string().contains("more than an array can hold"), "{e}");
+    // A broadcast whose size wraps to 0.
+    let e = Array::scalar(1f32)
+        .unwrap()
+        .broadcast_to(&[1 << 62, 4])
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    assert!(one(&[1]).broadcast_to(&[1 << 32, 1 << 32]).is_err());
+    // Operand broadcasting: [2^32, 1] + [1, 2^32].
+    assert!((&a + &b).is_err());
+    // Creation.
+    assert!(Array::zeros(&[1 << 32, 1 << 32], DType::F32).is_err());
+    assert!(matches!(
+        Array::zeros(&[1 << 62], DType::F32),
+        Err(Error::OutOfMemory { .. })
+    ));
+    assert!(Array::zeros(&[0, 1 << 62, 1 << 62], DType::F32).is_err());
+    // Reshape targets.
+    let v = one(&[4]);
+    assert!(v.reshape(&[1 << 62, 1 << 62, 0]).is_err());
+    assert!(v.reshape(&[-1, isize::MAX]).is_err());
+}
+
+#[test]
+fn huge_valid_views_fail_to_read_with_out_of_memory() {
+    // A stride-0 view of 2^60 f32: a valid array, but no host can hold it.
+    let big = Array::scalar(1f32)
+        .unwrap()
+        .broadcast_to(&[1 << 60])
+        .unwrap();
+    assert_eq!(big.size(), 1 << 60);
+    assert!(matches!(
+        big.to_vec::<f32>(),
+        Err(Error::OutOfMemory { .. })
+    ));
+    for d in dlarray::devices().unwrap() {
+        if d.name() == "cpu:0" {
+            continue;
+        }
+        let e = big.to_device(&d).unwrap_err();
+        assert!(matches!(e, Error::OutOfMemory { .. }), "{d}: {e}");
+    }
+    // DLPack describes it in place (stride 0), as NumPy would; a copy is refused.
+    assert_eq!(big.to_dlpack().unwrap().shape().unwrap(), vec![1i64 << 60]);
+    let copy = dlarray::ExportOptions {
+        copy: Some(true),
+        ..Default::default()
+    };
+    let e = big.to_dlpack_with(copy).unwrap_err();
+    assert!(matches!(e, Error::OutOfMemory { .. }), "{e}");
+    // And arange of 10^10 f32 (40 GB) is refused before anything is built.
+    let e = Array::arange(0.0, 1e10, 1.0, DType::F32).unwrap_err();
+    assert!(matches!(e, Error::OutOfMemory { .. }), "{e}");
+}
+
+#[test]
+fn extreme_slices_and_meshes() {
+    let a = Array::arange(0.0, 10.0, 1.0, DType::I32).unwrap();
+    let s = a
+        .slice(&[Slice::new(Some(0), Some(10), isize::MAX)])
+        .unwrap();
+    assert_eq!(s.to_vec::<i32>().unwrap(), vec![0]);
+    let s = a.slice(&[Slice::new(None, None, isize::MIN)]).unwrap();
+    assert_eq!(s.to_vec::<i32>().unwrap(), vec![9]);
+    let s = a
+        .slice(&[Slice::new(Some(isize::MIN), Some(isize::MAX), 3)])
+        .unwrap();
+    assert_eq!(s.to_vec::<i32>().unwrap(), vec![0, 3, 6, 9]);
+    assert!(a.index_axis(isize::MIN, 0).is_err());
+    let devs = dlarray::devices().unwrap();
+    let e = dlarray::Mesh::new(devs, &[1 << 32, 1 << 32, 2], &["a", "b", "c"]).unwrap_err();
+    assert!(e.to_string().contains("more than an array can hold"), "{e}");
+}

@@ -1,12 +1,12 @@
 //! Matrix products: NumPy's `matmul` rules on one device, and the shard-by-shard product of
 //! an array sharded over its rows (or batch axes).
 
-use super::layout::{Layout, broadcast_shapes};
 use super::ops::{Target, broadcast_view, run_targets, targets_of};
 use super::sharding::{PartitionSpec, Sharding};
 use super::{Array, ShardData};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::layout::{Layout, broadcast_shapes};
 
 impl Array {
     /// Matrix product with NumPy's `matmul` rules: 1-D operands are promoted to matrices and
@@ -52,6 +52,9 @@ impl Array {
             s.extend([r, c]);
             s
         };
+        // Broadcast views of a few elements can ask for an enormous product: check its size
+        // before a kernel allocates it.
+        crate::layout::checked_size(&full(m, n))?;
         let a = a.broadcast_to(&full(m, k1))?;
         let b = b.broadcast_to(&full(k2, n))?;
         let (pa, pb) = (&a.shard_data()[0], &b.shard_data()[0]);
@@ -60,7 +63,12 @@ impl Array {
             .backend()
             .matmul(pa.tensor(dtype), pb.tensor(dtype))?;
         let mut shape = full(m, n);
-        let out = Array::from_buffer(first.device.clone(), dtype, buf, Layout::contiguous(&shape));
+        let out = Array::from_buffer(
+            first.device.clone(),
+            dtype,
+            buf,
+            Layout::contiguous(&shape)?,
+        );
         if a_vec || b_vec {
             if b_vec {
                 shape.pop();
@@ -117,7 +125,7 @@ impl Array {
                 device: t.device.clone(),
                 index,
                 buffer,
-                layout: Layout::contiguous(&shape),
+                layout: Layout::contiguous(&shape)?,
             })
         })?;
         let mut out_spec: Vec<Option<String>> =

@@ -5,7 +5,6 @@
 //! (`Layout`) of a backend buffer covering the slice of the global array the sharding gives
 //! that device.
 
-pub mod layout;
 mod matmul;
 mod ops;
 mod shard_views;
@@ -15,7 +14,7 @@ mod transfer;
 use crate::backends::{self, Device, DeviceBuffer, MemoryKind, TensorRef};
 use crate::dtype::{DType, Element, Scalar};
 use crate::error::{Error, Result};
-use layout::{Dims, Layout, Slice, checked_size, normalize_axis};
+use crate::layout::{Dims, Layout, Slice, checked_size, normalize_axis};
 use sharding::Sharding;
 use smallvec::SmallVec;
 use std::fmt;
@@ -63,7 +62,7 @@ impl ShardData {
                     self.device.index(),
                     self.memory_kind(),
                 )?;
-                (copy, Layout::contiguous(shape))
+                (copy, Layout::contiguous(shape)?)
             }
         };
         Ok(ShardData {
@@ -200,7 +199,7 @@ impl Array {
             device.clone(),
             T::DTYPE,
             buffer,
-            Layout::contiguous(shape),
+            Layout::contiguous(shape)?,
         ))
     }
 
@@ -227,7 +226,7 @@ impl Array {
                     .fill(device.index(), kind, dtype, value, sub.iter().product())?;
             shards.push(ShardData {
                 device,
-                layout: Layout::contiguous(&sub),
+                layout: Layout::contiguous(&sub)?,
                 index: index.into(),
                 buffer,
             });
@@ -268,17 +267,17 @@ impl Array {
         }
         let n = n as usize;
         let exact_int = start.fract() == 0.0 && step.fract() == 0.0 && !dtype.is_inexact();
-        let values: Vec<Scalar> = (0..n)
-            .map(|i| {
-                if exact_int {
+        // Built straight in the result's element type: one buffer the size of the result,
+        // allocated fallibly (a too-large request is OutOfMemory, not an abort).
+        crate::with_dtype!(dtype, T => {
+            let mut data: Vec<T> = crate::backends::host::try_host_vec(n, "host")?;
+            for (i, v) in data.iter_mut().enumerate() {
+                *v = T::from_scalar(if exact_int {
                     Scalar::Int(start as i128 + i as i128 * step as i128)
                 } else {
                     Scalar::Float(start + i as f64 * step)
-                }
-            })
-            .collect();
-        crate::with_dtype!(dtype, T => {
-            let data: Vec<T> = values.into_iter().map(T::from_scalar).collect();
+                });
+            }
             Array::from_slice(&data, &[n])
         })
     }
@@ -383,9 +382,10 @@ impl Array {
             });
         }
         let n = self.size();
-        let mut out: Vec<T> = vec![T::default(); n];
+        let mut out: Vec<T> = crate::backends::host::try_host_vec(n, "host")?;
         // SAFETY: `out` holds n initialised elements of T (plain data), viewed as bytes for
-        // the copy; every byte written is part of a valid T of the same dtype.
+        // the copy (try_host_vec checked that n * size_of::<T>() fits); every byte written
+        // is part of a valid T of the same dtype.
         let bytes = unsafe {
             std::slice::from_raw_parts_mut(
                 out.as_mut_ptr() as *mut u8,
@@ -491,7 +491,7 @@ impl Array {
     /// sharded array keeps its shards (the sharding's spec is permuted with them).
     pub fn permute(&self, perm: &[usize]) -> Result<Array> {
         // Validates perm.
-        Layout::contiguous(self.shape()).permute(perm)?;
+        Layout::contiguous(self.shape())?.permute(perm)?;
         let shards = self
             .0
             .shards
@@ -550,7 +550,7 @@ impl Array {
         {
             return Ok(view);
         }
-        self.map_single_view(|l| Ok(l.select(axis, index)))
+        self.map_single_view(|l| l.select(axis, index))
     }
 
     /// A broadcast view with `shape` (size-1 and missing leading axes repeat, stride 0).

@@ -2,12 +2,12 @@
 //! devices of the output's shards, and runs the backend kernels shard by shard (in parallel
 //! when there are several shards and enough work).
 
-use super::layout::{Layout, broadcast_shapes, normalize_axis, same_shape};
 use super::sharding::{PartitionSpec, Sharding};
 use super::{Array, Region, ShardData};
 use crate::backends::{BinaryOp, Device, MemoryKind, ReduceOp, TensorRef, UnaryOp};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
+use crate::layout::{Layout, broadcast_shapes, normalize_axis, same_shape};
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -109,14 +109,17 @@ fn broadcast_region(region: &[Range<usize>], shape: &[usize]) -> Vec<Range<usize
         .collect()
 }
 
-fn shard_out(t: &Target, buffer: std::sync::Arc<dyn crate::backends::DeviceBuffer>) -> ShardData {
+fn shard_out(
+    t: &Target,
+    buffer: std::sync::Arc<dyn crate::backends::DeviceBuffer>,
+) -> Result<ShardData> {
     let shape: Vec<usize> = t.index.iter().map(|r| r.len()).collect();
-    ShardData {
+    Ok(ShardData {
         device: t.device.clone(),
         index: t.index.clone(),
         buffer,
-        layout: Layout::contiguous(&shape),
-    }
+        layout: Layout::contiguous(&shape)?,
+    })
 }
 
 /// `layout` broadcast to `shape`, borrowed when unchanged.
@@ -143,8 +146,10 @@ fn single_device_binary(
         return None;
     }
     Some(
-        binary_kernel(op, sa, sb, shape, compute, out)
-            .map(|buf| Array::from_buffer(sa.device.clone(), out, buf, Layout::contiguous(shape))),
+        binary_kernel(op, sa, sb, shape, compute, out).and_then(|buf| {
+            let layout = Layout::contiguous(shape)?;
+            Ok(Array::from_buffer(sa.device.clone(), out, buf, layout))
+        }),
     )
 }
 
@@ -203,7 +208,7 @@ impl Array {
         let shards = run_targets(&targets, self.size(), |t| {
             let s = self.region_on(&t.index, &t.device, t.kind)?;
             let buf = t.device.backend().cast(s.tensor(self.dtype()), dtype)?;
-            Ok(shard_out(t, buf))
+            shard_out(t, buf)
         })?;
         Ok(Array::from_shards(
             self.shape(),
@@ -256,7 +261,7 @@ impl Array {
         let shards = run_targets(&targets, x.size(), |t| {
             let s = x.region_on(&t.index, &t.device, t.kind)?;
             let buf = t.device.backend().unary(op, s.tensor(input), out)?;
-            Ok(shard_out(t, buf))
+            shard_out(t, buf)
         })?;
         Ok(Array::from_shards(
             x.shape(),
@@ -310,7 +315,7 @@ impl Array {
             let pa = a.region_on(&broadcast_region(&t.index, a.shape()), &t.device, t.kind)?;
             let pb = b.region_on(&broadcast_region(&t.index, b.shape()), &t.device, t.kind)?;
             let buf = binary_kernel(op, &pa, &pb, &sub, compute, out)?;
-            Ok(shard_out(t, buf))
+            shard_out(t, buf)
         })?;
         Ok(Array::from_shards(&shape, out, sharding, shards, false))
     }
@@ -388,7 +393,7 @@ impl Array {
                 .find(|s| s.device == t.device)
                 .ok_or_else(|| Error::invalid("reduction lost a shard"))?;
             let buf = t.device.backend().reduce(op, s.tensor(x.dtype()), &axes)?;
-            Ok(shard_out(t, buf))
+            shard_out(t, buf)
         })?;
         let sharding = match (x.sharding(), keepdims) {
             (Sharding::Named(m, spec), true) => Sharding::Named(

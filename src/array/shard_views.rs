@@ -3,9 +3,9 @@
 //! reshapes of the axes after the last split one. Each returns `None` where a split axis would
 //! change, and the caller gathers instead.
 
-use super::layout::{Layout, Slice};
 use super::{Array, ShardData};
 use crate::error::Result;
+use crate::layout::{Layout, Slice};
 
 impl Array {
     /// Whether some shard holds only part of axis `k`.
@@ -18,7 +18,7 @@ impl Array {
     /// with this array's sharding, no copy (JAX keeps such a slice's sharding too). `None`
     /// when a split axis is cut, which needs a gather.
     pub(super) fn slice_shards(&self, slices: &[Slice]) -> Result<Option<Array>> {
-        let shape = Layout::contiguous(self.shape())
+        let shape = Layout::contiguous(self.shape())?
             .slice(slices)?
             .shape()
             .to_vec();
@@ -73,14 +73,14 @@ impl Array {
             .map(|sh| {
                 let mut region = sh.index.clone();
                 region.remove(axis);
-                ShardData {
+                Some(ShardData {
                     device: sh.device.clone(),
                     index: region,
                     buffer: sh.buffer.clone(),
-                    layout: sh.layout.select(axis, index),
-                }
+                    layout: sh.layout.select(axis, index).ok()?,
+                })
             })
-            .collect::<Vec<_>>();
+            .collect::<Option<Vec<_>>>()?;
         let mut shape = self.shape().to_vec();
         shape.remove(axis);
         let sources: Vec<Option<usize>> =

@@ -21,7 +21,7 @@ impl Mesh {
                 "mesh shape {shape:?} and axis names {axis_names:?} differ in length"
             )));
         }
-        let n: usize = shape.iter().product();
+        let n = crate::layout::checked_size(shape)?;
         if n != devices.len() || n == 0 {
             return Err(Error::invalid(format!(
                 "mesh shape {shape:?} needs {n} devices, got {}",

@@ -1,11 +1,11 @@
 //! Moving data: `device_put` (resharding), `to_device`, `with_memory_kind`, and gathers to
 //! host memory.
 
-use super::layout::{Layout, Slice, contiguous_strides, for_each_run};
 use super::sharding::Sharding;
 use super::{Array, ShardData};
 use crate::backends::{Device, MemoryKind};
 use crate::error::{Error, Result};
+use crate::layout::{Layout, Slice, contiguous_strides, for_each_run};
 use std::ops::Range;
 
 fn contains(outer: &[Range<usize>], inner: &[Range<usize>]) -> bool {
@@ -117,19 +117,22 @@ impl Array {
                 device: device.clone(),
                 index: region.iter().cloned().collect(),
                 buffer,
-                layout: Layout::contiguous(&shape),
+                layout: Layout::contiguous(&shape)?,
             });
         }
         // Otherwise through host memory.
         let n: usize = shape.iter().product();
-        let mut bytes = vec![0u8; n * dtype.size_in_bytes()];
+        let mut bytes = crate::backends::host::try_host_vec::<u8>(
+            crate::layout::checked_bytes(n, dtype.size_in_bytes(), "host")?,
+            "host",
+        )?;
         self.region_to_host(region, &mut bytes)?;
         let buffer = device.backend().upload(device.index(), kind, &bytes)?;
         Ok(ShardData {
             device: device.clone(),
             index: region.iter().cloned().collect(),
             buffer,
-            layout: Layout::contiguous(&shape),
+            layout: Layout::contiguous(&shape)?,
         })
     }
 
@@ -145,7 +148,7 @@ impl Array {
         let item = dtype.size_in_bytes();
         let shape: Vec<usize> = region.iter().map(|r| r.len()).collect();
         let n: usize = shape.iter().product();
-        if dst.len() != n * item {
+        if n.checked_mul(item) != Some(dst.len()) {
             return Err(Error::invalid("host buffer size does not match the region"));
         }
         if n == 0 {
@@ -177,7 +180,10 @@ impl Array {
             done.push(&s.index);
             let sub_shape: Vec<usize> = part.iter().map(|r| r.len()).collect();
             let m: usize = sub_shape.iter().product();
-            let mut tmp = vec![0u8; m * item];
+            let mut tmp = crate::backends::host::try_host_vec::<u8>(
+                crate::layout::checked_bytes(m, item, "host")?,
+                "host",
+            )?;
             let layout = sub_view(s, &part)?;
             let t = crate::backends::TensorRef {
                 buffer: &*s.buffer,

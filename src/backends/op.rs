@@ -1,9 +1,9 @@
 //! What a kernel is asked to do: op names and strided views of input buffers.
 
 use super::DeviceBuffer;
-use crate::array::layout::Layout;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::layout::Layout;
 use std::fmt;
 
 /// A strided, typed view of a buffer: what kernels read.

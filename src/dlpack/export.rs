@@ -6,10 +6,10 @@ use super::ffi::*;
 use super::tensor::{DLPackTensor, Owned};
 use super::{DlpackPolicy, dlpack_policy};
 use crate::array::Array;
-use crate::array::layout::Layout;
 use crate::backends::host::{HostBuffer, HostPool, physical_memory};
 use crate::backends::{DeviceBuffer, MemoryKind};
 use crate::error::{BufferError, Error, Result};
+use crate::layout::Layout;
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::{Arc, OnceLock};
@@ -122,7 +122,7 @@ impl Array {
         if copied {
             flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
         }
-        Ok(build(plan, self.shape(), self.dtype(), versioned, flags))
+        build(plan, self.shape(), self.dtype(), versioned, flags)
     }
 
     fn plan(&self, o: &ExportOptions) -> Result<Plan<'_>> {
@@ -358,7 +358,7 @@ fn build(
     dtype: crate::DType,
     versioned: bool,
     flags: u64,
-) -> DLPackTensor {
+) -> Result<DLPackTensor> {
     let contiguous;
     let (data, layout, keep) = match plan.source {
         Source::InPlace(buffer, layout) => {
@@ -367,7 +367,7 @@ fn build(
             (data_ptr(&**buffer, layout, dtype), layout, keep)
         }
         Source::Copy(buffer) => {
-            contiguous = Layout::contiguous(shape);
+            contiguous = Layout::contiguous(shape)?;
             (
                 data_ptr(&*buffer, &contiguous, dtype),
                 &contiguous,
@@ -409,7 +409,7 @@ fn build(
         };
         Owned::Legacy(leak(managed, layout, keep, plan.origin))
     };
-    DLPackTensor::from_owned(owned, plan.fallback)
+    Ok(DLPackTensor::from_owned(owned, plan.fallback))
 }
 
 /// A tensor dlarray exported, coming back to dlarray: rebuild the array from what the holder

@@ -2,10 +2,10 @@
 //! without copying. The owner is dropped, exactly once, when the last array using it goes.
 
 use crate::array::Array;
-use crate::array::layout::{Layout, for_each_run};
 use crate::backends::{Device, DeviceBuffer, MemoryKind};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::layout::{Layout, for_each_run};
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
@@ -86,7 +86,7 @@ pub(crate) unsafe fn wrap(
     owner: Owner,
 ) -> Result<Array> {
     let item = t.dtype.size_in_bytes();
-    let size = crate::array::layout::checked_size(t.shape)?;
+    let size = crate::layout::checked_size(t.shape)?;
     if size == 0 {
         drop(owner);
         let buffer = device.backend().upload(device.index(), kind, &[])?;
@@ -94,7 +94,7 @@ pub(crate) unsafe fn wrap(
             device.clone(),
             t.dtype,
             buffer,
-            Layout::contiguous(t.shape),
+            Layout::contiguous(t.shape)?,
         ));
     }
     // Size-1 axes are stride-agnostic: producers send anything there (0, 1, garbage).

@@ -170,8 +170,19 @@ unsafe fn import(owned: Owned) -> Result<Array> {
             usize::try_from(d).map_err(|_| bad(format!("negative dimension in {raw_shape:?}")))?,
         );
     }
-    let size = crate::array::layout::checked_size(&shape)
-        .map_err(|_| bad(format!("shape {raw_shape:?} overflows")))?;
+    // A shape whose element count or byte count does not fit in i64 (DLPack's own integer)
+    // cannot describe real memory: refused before anything reads it.
+    let size = crate::layout::checked_size(&shape)
+        .ok()
+        .filter(|&n| {
+            n.checked_mul(dtype.size_in_bytes())
+                .is_some_and(|b| b <= i64::MAX as usize)
+        })
+        .ok_or_else(|| {
+            bad(format!(
+                "shape {raw_shape:?} of {dtype} overflows: its element or byte count does not fit in i64"
+            ))
+        })?;
     let strides: smallvec::SmallVec<[isize; 4]> = if ndim == 0 {
         smallvec::SmallVec::new()
     } else if t.strides.is_null() {
@@ -180,7 +191,7 @@ unsafe fn import(owned: Owned) -> Result<Array> {
                 "strides are NULL for ndim {ndim}, which DLPack 1.2 and later forbid"
             )));
         }
-        crate::array::layout::contiguous_strides(&shape)
+        crate::layout::contiguous_strides(&shape)
     } else {
         // SAFETY: non-NULL and ndim long per the contract.
         let s = unsafe { std::slice::from_raw_parts(t.strides, ndim) };

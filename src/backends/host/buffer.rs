@@ -273,8 +273,37 @@ impl DeviceBuffer for HostBuffer {
     }
 }
 
-/// Physical memory of this machine in bytes (`/proc/meminfo`), or a generous default.
+/// Physical memory of this machine in bytes (`/proc/meminfo`, read once), or a generous
+/// default.
 pub fn physical_memory() -> u64 {
+    static MEM: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *MEM.get_or_init(read_physical_memory)
+}
+
+/// A host `Vec` of `n` default values, or `Error::OutOfMemory` when it cannot be had: larger
+/// than physical memory (the kernel's overcommit would let it through, then kill the process
+/// on first touch) or refused by the allocator (`vec![..]` would abort instead).
+pub fn try_host_vec<T: Clone + Default>(n: usize, device: &str) -> Result<Vec<T>> {
+    let item = std::mem::size_of::<T>().max(1);
+    let oom = |reason: String| Error::OutOfMemory {
+        device: device.to_string(),
+        bytes: n as u128 * item as u128,
+        reason,
+    };
+    let bytes = crate::layout::checked_bytes(n, item, device)?;
+    if bytes as u64 > physical_memory() {
+        return Err(oom(format!(
+            "larger than the {} bytes of host memory",
+            physical_memory()
+        )));
+    }
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|e| oom(e.to_string()))?;
+    v.resize(n, T::default());
+    Ok(v)
+}
+
+fn read_physical_memory() -> u64 {
     std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|s| {

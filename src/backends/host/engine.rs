@@ -4,8 +4,8 @@
 use super::simd::wide;
 use super::view::View;
 use super::{HostBuffer, HostDevice};
-use crate::array::layout::{coalesce, contiguous_strides, for_each_run};
 use crate::dtype::Element;
+use crate::layout::{coalesce, contiguous_strides, for_each_run};
 use std::mem::MaybeUninit;
 use std::ops::Range;
 
@@ -82,7 +82,8 @@ pub(crate) fn alloc_out<U: Element>(
     dev: &HostDevice,
     n: usize,
 ) -> crate::error::Result<HostBuffer> {
-    dev.alloc(n * std::mem::size_of::<U>(), dev.default_kind())
+    let bytes = crate::layout::checked_bytes(n, std::mem::size_of::<U>(), dev.name())?;
+    dev.alloc(bytes, dev.default_kind())
 }
 
 /// The start of a kernel's output buffer, typed.

@@ -5,10 +5,10 @@ use super::engine::{SendPtr, alloc_out, out_ptr, out_slice, par_for, par_ranges}
 use super::math::{Arith, dispatch};
 use super::view::View;
 use super::{HostBackend, HostBuffer, HostDevice};
-use crate::array::layout::{Layout, contiguous_strides, for_each_run};
 use crate::backends::{DeviceBuffer, TensorRef};
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
+use crate::layout::{Layout, contiguous_strides, for_each_run};
 use std::mem::MaybeUninit;
 
 /// Products smaller than this many multiply-adds run on one thread.
@@ -19,6 +19,8 @@ struct Dims3 {
     m: usize,
     k: usize,
     n: usize,
+    /// Elements of the output (`batch.. * m * n`), checked against the size limit.
+    total: usize,
 }
 
 fn dims(a: &Layout, b: &Layout) -> Result<Dims3> {
@@ -35,11 +37,19 @@ fn dims(a: &Layout, b: &Layout) -> Result<Dims3> {
     if sa[nd - 1] != sb[nd - 2] {
         return Err(mismatch());
     }
+    let batch = sa[..nd - 2].to_vec();
+    let (m, k, n) = (sa[nd - 2], sa[nd - 1], sb[nd - 1]);
+    // Inputs can be broadcast views of a few elements whose product is enormous
+    // ([2^32, 1] @ [1, 2^32]): the output size is checked before anything is allocated.
+    let mut out = batch.clone();
+    out.extend([m, n]);
+    let total = crate::layout::checked_size(&out)?;
     Ok(Dims3 {
-        batch: sa[..nd - 2].to_vec(),
-        m: sa[nd - 2],
-        k: sa[nd - 1],
-        n: sb[nd - 1],
+        batch,
+        m,
+        k,
+        n,
+        total,
     })
 }
 
@@ -69,8 +79,8 @@ pub(crate) fn matmul(
             let wa = super::cast::cast(be, dev, a, DType::F32)?;
             let wb = super::cast::cast(be, dev, b, DType::F32)?;
             let (la, lb) = (
-                Layout::contiguous(a.layout.shape()),
-                Layout::contiguous(b.layout.shape()),
+                Layout::contiguous(a.layout.shape())?,
+                Layout::contiguous(b.layout.shape())?,
             );
             let ta = TensorRef {
                 buffer: &wa as &dyn DeviceBuffer,
@@ -83,7 +93,7 @@ pub(crate) fn matmul(
                 dtype: DType::F32,
             };
             let prod = gemm_run::<f32>(be, dev, ta, tb, &d)?;
-            let lo = Layout::contiguous(&out_shape(&d));
+            let lo = Layout::contiguous(&out_shape(&d))?;
             let to = TensorRef {
                 buffer: &prod as &dyn DeviceBuffer,
                 layout: &lo,
@@ -135,7 +145,7 @@ fn gemm_run<T: Element>(
     d: &Dims3,
 ) -> Result<HostBuffer> {
     let (va, vb) = (be.view::<T>(a)?, be.view::<T>(b)?);
-    let total: usize = d.batch.iter().product::<usize>() * d.m * d.n;
+    let total = d.total;
     let mut out = alloc_out::<T>(dev, total)?;
     let o = out_ptr::<T>(&mut out);
     if d.k == 0 {
@@ -151,7 +161,7 @@ fn gemm_run<T: Element>(
     let nd = a.layout.ndim();
     let (ars, acs) = (a.layout.strides()[nd - 2], a.layout.strides()[nd - 1]);
     let (brs, bcs) = (b.layout.strides()[nd - 2], b.layout.strides()[nd - 1]);
-    let par = if d.m * d.n * d.k >= GEMM_PAR_MIN && dev.threads() > 1 {
+    let par = if (d.m * d.n).saturating_mul(d.k) >= GEMM_PAR_MIN && dev.threads() > 1 {
         gemm::Parallelism::Rayon(dev.threads())
     } else {
         gemm::Parallelism::None
@@ -201,7 +211,7 @@ fn naive_run<T: Element>(
     zero: T,
 ) -> Result<HostBuffer> {
     let (va, vb): (View<'_, T>, View<'_, T>) = (be.view(a)?, be.view(b)?);
-    let total: usize = d.batch.iter().product::<usize>() * d.m * d.n;
+    let total = d.total;
     let mut out = alloc_out::<T>(dev, total)?;
     let o: SendPtr<MaybeUninit<T>> = out_ptr(&mut out);
     let nd = a.layout.ndim();
@@ -225,7 +235,7 @@ fn naive_run<T: Element>(
                 }
             }
         };
-        if m * n * k >= GEMM_PAR_MIN {
+        if (m * n).saturating_mul(k) >= GEMM_PAR_MIN {
             par_for(dev, m, &|i| rows(i..i + 1));
         } else {
             rows(0..m);

@@ -13,7 +13,7 @@ mod reduce;
 mod simd;
 mod view;
 
-pub use buffer::{HOST_ALIGN, HostBuffer, HostPool, physical_memory};
+pub use buffer::{HOST_ALIGN, HostBuffer, HostPool, physical_memory, try_host_vec};
 
 use crate::backends::{
     Backend, BinaryOp, DeviceBuffer, DeviceDesc, MemoryKind, ReduceOp, TensorRef, UnaryOp,
@@ -40,6 +40,8 @@ pub struct HostConfig {
 /// One host device: a thread pool and one allocation pool per memory kind.
 pub(crate) struct HostDevice {
     index: usize,
+    /// `backend:index`, for errors.
+    name: String,
     threads: usize,
     pool: rayon::ThreadPool,
     memory: Vec<(MemoryKind, Arc<HostPool>)>,
@@ -54,6 +56,10 @@ impl HostDevice {
             .map(|(_, p)| p)
             .ok_or_else(|| Error::invalid(format!("device has no `{kind}` memory")))?;
         pool.alloc(bytes, self.index, kind)
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.name
     }
 
     /// Memory kind kernels write their outputs to.
@@ -121,6 +127,7 @@ impl HostBackend {
                 .collect();
             devices.push(HostDevice {
                 index,
+                name,
                 threads,
                 pool,
                 memory,
@@ -194,23 +201,19 @@ impl Backend for HostBackend {
         len: usize,
     ) -> Result<Arc<dyn DeviceBuffer>> {
         let dev = self.device(device)?;
-        let bytes = len
-            .checked_mul(dtype.size_in_bytes())
-            .ok_or_else(|| Error::OutOfMemory {
-                device: format!("{}:{device}", self.config.name),
-                bytes: len as u128 * dtype.size_in_bytes() as u128,
-                reason: "size overflows".into(),
-            })?;
+        let bytes = crate::layout::checked_bytes(len, dtype.size_in_bytes(), dev.name())?;
         let mut buf = dev.alloc(bytes, kind)?;
         crate::with_dtype!(dtype, T => engine::fill::<T>(dev, &mut buf, len, <T as crate::dtype::Element>::from_scalar(value)));
         Ok(finish(buf))
     }
 
     fn download(&self, src: TensorRef<'_>, dst: &mut [u8]) -> Result<()> {
-        let want = src.layout.size() * src.dtype.size_in_bytes();
-        if dst.len() != want {
+        let want = src.layout.size().checked_mul(src.dtype.size_in_bytes());
+        if want != Some(dst.len()) {
             return Err(Error::invalid(format!(
-                "download of {want} bytes into a buffer of {}",
+                "download of {} {} elements into a buffer of {} bytes",
+                src.layout.size(),
+                src.dtype,
                 dst.len()
             )));
         }
@@ -225,7 +228,8 @@ impl Backend for HostBackend {
         kind: MemoryKind,
     ) -> Result<Arc<dyn DeviceBuffer>> {
         let dev = self.device(device)?;
-        let bytes = src.layout.size() * src.dtype.size_in_bytes();
+        let bytes =
+            crate::layout::checked_bytes(src.layout.size(), src.dtype.size_in_bytes(), dev.name())?;
         let mut buf = dev.alloc(bytes, kind)?;
         // SAFETY: `buf` was just allocated with exactly `bytes` bytes and is not shared.
         let dst = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr(), bytes) };
@@ -252,7 +256,7 @@ impl Backend for HostBackend {
                 got: b.dtype,
             });
         }
-        if !crate::array::layout::same_shape(a.layout.shape(), b.layout.shape()) {
+        if !crate::layout::same_shape(a.layout.shape(), b.layout.shape()) {
             return Err(Error::ShapeMismatch {
                 op: op.name(),
                 lhs: a.layout.shape().to_vec(),

@@ -6,10 +6,10 @@ use super::math::{Arith, Real, dispatch, dispatch_arith};
 use super::simd::wide;
 use super::view::View;
 use super::{HostBackend, HostBuffer, HostDevice};
-use crate::array::layout::{Dims, Strides, coalesce, for_each_run};
 use crate::backends::{ReduceOp, TensorRef};
 use crate::dtype::Element;
 use crate::error::Result;
+use crate::layout::{Dims, Strides, coalesce, for_each_run};
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
 

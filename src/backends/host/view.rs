@@ -1,9 +1,9 @@
 //! Typed, bounds-checked reads of a kernel input that lives in host memory.
 
-use crate::array::layout::Layout;
 use crate::backends::TensorRef;
 use crate::dtype::Element;
 use crate::error::{Error, Result};
+use crate::layout::Layout;
 
 /// A checked view: every offset its layout reaches lies inside the buffer.
 #[derive(Clone, Copy)]

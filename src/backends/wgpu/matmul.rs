@@ -7,8 +7,8 @@ use super::buffer::WgpuBuffer;
 use super::context::{Bind, Ctx, Dispatch};
 use super::strided::{span_window, too_large};
 use super::wgsl::{Elem, enables};
-use crate::array::layout::Layout;
 use crate::error::{Error, Result};
+use crate::layout::Layout;
 
 /// Tiling: a workgroup of `WX x WY` invocations computes a `(WY*BM) x (WX*BN)` output tile,
 /// staging `TK` columns of `a` and rows of `b` at a time through workgroup memory; each
@@ -327,8 +327,8 @@ impl RowBlocks<'_> {
         let mut r0 = 0;
         while r0 < m {
             let r1 = (r0 + rows).min(m);
-            let mut slices = vec![crate::array::layout::Slice::full(); nd];
-            slices[nd - 2] = crate::array::layout::Slice::with_step(r0 as isize, r1 as isize, 1);
+            let mut slices = vec![crate::layout::Slice::full(); nd];
+            slices[nd - 2] = crate::layout::Slice::with_step(r0 as isize, r1 as isize, 1);
             let block = la.slice(&slices)?;
             let (a_off, a_size, a_rel) = span_window(&block, item, align);
             let offs = ctx

@@ -15,13 +15,13 @@ mod reduce;
 mod strided;
 mod wgsl;
 
-use crate::array::layout::Layout;
 use crate::backends::op::expect_out;
 use crate::backends::{
     Backend, BinaryOp, DeviceBuffer, DeviceDesc, MemoryKind, ReduceOp, TensorRef, UnaryOp,
 };
 use crate::dtype::{DType, Element, Scalar};
 use crate::error::{Error, Result};
+use crate::layout::Layout;
 use buffer::WgpuBuffer;
 use context::{Ctx, Gpu};
 use std::sync::Arc;
@@ -195,7 +195,7 @@ fn gather_on_host(ctx: &Ctx, buf: &WgpuBuffer, src: TensorRef<'_>, dst: &mut [u8
     ctx.read(&buf.raw, (span.start * item) as u64, &mut bytes)?;
     let base = (src.layout.offset() - span.start) as isize;
     let mut out = 0;
-    crate::array::layout::for_each_run(
+    crate::layout::for_each_run(
         src.layout.shape(),
         [src.layout.strides()],
         [base],
@@ -378,13 +378,13 @@ impl Backend for WgpuBackend {
             // max/min of bool are any/all: reduce 0/1 as u32, then back to bool.
             let u = self.elem(ctx, op.name(), DType::U32)?;
             let wide = self.cast_buf(x, e, u)?;
-            let layout = Layout::contiguous(x.layout.shape());
+            let layout = Layout::contiguous(x.layout.shape())?;
             let r = reduce::reduce(ctx, buf.device, op, (&wide, &layout, u), axes, u)?;
             let kept: Vec<usize> = (0..layout.ndim())
                 .filter(|k| !axes.contains(k))
                 .map(|k| layout.shape()[k])
                 .collect();
-            let rl = Layout::contiguous(&kept);
+            let rl = Layout::contiguous(&kept)?;
             let t = TensorRef {
                 buffer: &r,
                 layout: &rl,
@@ -427,14 +427,14 @@ impl Backend for WgpuBackend {
             let u = self.elem(ctx, "matmul", DType::U32)?;
             let (wa, wb) = (self.cast_buf(a, e, u)?, self.cast_buf(b, e, u)?);
             let (la, lb) = (
-                Layout::contiguous(a.layout.shape()),
-                Layout::contiguous(b.layout.shape()),
+                Layout::contiguous(a.layout.shape())?,
+                Layout::contiguous(b.layout.shape())?,
             );
             let p = matmul::matmul(ctx, ba.device, u, (&wa, &la), (&wb, &lb))?;
             let nd = la.ndim();
             let mut shape = la.shape()[..nd - 1].to_vec();
             shape.push(lb.shape()[nd - 1]);
-            let pl = Layout::contiguous(&shape);
+            let pl = Layout::contiguous(&shape)?;
             let t = TensorRef {
                 buffer: &p,
                 layout: &pl,

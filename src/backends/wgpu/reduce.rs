@@ -9,9 +9,9 @@ use super::buffer::WgpuBuffer;
 use super::context::{Bind, Ctx, Dispatch, WORKGROUP};
 use super::strided::{merge_axes, span_window, too_large};
 use super::wgsl::{Elem, PRELUDE, enables};
-use crate::array::layout::Layout;
 use crate::backends::ReduceOp;
 use crate::error::Result;
+use crate::layout::Layout;
 
 /// Workgroups a reduction aims to keep busy; each folds at least `MIN_PART` elements.
 const TARGET_GROUPS: usize = 64;
@@ -164,7 +164,7 @@ pub(crate) fn reduce(
         return Ok(partial);
     }
     let outputs = partial.len / 4;
-    let flat = Layout::contiguous(&[outputs]);
+    let flat = Layout::contiguous(&[outputs])?;
     let input = super::strided::Input {
         buffer: &partial,
         layout: &flat,
@@ -207,8 +207,8 @@ fn reduce_split(
     let n = shape[axis] as isize;
     let mut halves = Vec::with_capacity(2);
     for (start, stop) in [(0, n / 2), (n / 2, n)] {
-        let mut slices = vec![crate::array::layout::Slice::full(); layout.ndim()];
-        slices[axis] = crate::array::layout::Slice::with_step(start, stop, 1);
+        let mut slices = vec![crate::layout::Slice::full(); layout.ndim()];
+        slices[axis] = crate::layout::Slice::with_step(start, stop, 1);
         let piece = layout.slice(&slices)?;
         halves.push(reduce_split(
             ctx,
@@ -233,7 +233,7 @@ fn reduce_split(
     if !axes.contains(&axis) {
         return Ok(joined);
     }
-    let stacked = Layout::contiguous(&[2, lo / 4]);
+    let stacked = Layout::contiguous(&[2, lo / 4])?;
     reduce_fitting(ctx, device, op, (&joined, &stacked, acc), &[0], acc)
 }
 
@@ -344,7 +344,7 @@ fn reduce_fitting(
         }
         // wgpu keeps the previous partials alive until the submitted pass has run.
         partials = target;
-        layout = Layout::contiguous(&[outputs, parts]);
+        layout = Layout::contiguous(&[outputs, parts])?;
         kept = (vec![outputs], vec![parts as isize]);
         red = (vec![parts], vec![1]);
     }

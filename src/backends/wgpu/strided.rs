@@ -8,8 +8,8 @@
 
 use super::buffer::WgpuBuffer;
 use super::context::{Bind, Ctx, Dispatch, WORKGROUP};
-use crate::array::layout::Layout;
 use crate::error::Result;
+use crate::layout::Layout;
 
 /// One strided input of a map kernel.
 pub(crate) struct Input<'a> {

@@ -1,0 +1,135 @@
+//! Shape arithmetic: checked element and byte counts, row-major strides, axes, broadcasting.
+//!
+//! The limit every shape obeys is ndarray's: the product of its non-zero axis lengths is at
+//! most `isize::MAX`. Then element counts, row-major strides and every offset of a layout
+//! that stays inside its span fit in `isize`, and only byte counts (times the item size) are
+//! left to check, which [`checked_bytes`] does.
+
+use crate::error::{Error, Result};
+use smallvec::SmallVec;
+
+/// Dimensions (small arrays stay inline: no allocation for ndim <= 4).
+pub type Dims = SmallVec<[usize; 4]>;
+/// Strides in elements.
+pub type Strides = SmallVec<[isize; 4]>;
+
+/// Most elements an array may have (and most elements the non-empty axes of an empty one
+/// may multiply to): `isize::MAX`, as in ndarray and Rust's own allocation limit.
+pub const MAX_ELEMENTS: usize = isize::MAX as usize;
+
+/// Number of elements of `shape`, or an error when the product of its non-zero axes exceeds
+/// [`MAX_ELEMENTS`] (so `[0, 2^62, 2^62]` is refused too: its strides would overflow).
+pub fn checked_size(shape: &[usize]) -> Result<usize> {
+    let mut nonzero = 1usize;
+    let mut empty = false;
+    for &d in shape {
+        if d == 0 {
+            empty = true;
+            continue;
+        }
+        match nonzero.checked_mul(d) {
+            Some(p) if p <= MAX_ELEMENTS => nonzero = p,
+            _ => return Err(too_large(shape)),
+        }
+    }
+    Ok(if empty { 0 } else { nonzero })
+}
+
+fn too_large(shape: &[usize]) -> Error {
+    let exact: u128 = shape
+        .iter()
+        .filter(|&&d| d != 0)
+        .try_fold(1u128, |acc, &d| acc.checked_mul(d as u128))
+        .unwrap_or(u128::MAX);
+    let count = if exact == u128::MAX {
+        "more than 2^128".to_string()
+    } else {
+        exact.to_string()
+    };
+    Error::invalid(format!(
+        "shape {shape:?} has {count} elements, more than an array can hold ({MAX_ELEMENTS})"
+    ))
+}
+
+/// Bytes of `elements` items of `item_size` bytes, for `device`'s allocator: a product that
+/// overflows is `Error::OutOfMemory` (no allocation of that size can succeed).
+pub fn checked_bytes(elements: usize, item_size: usize, device: &str) -> Result<usize> {
+    elements
+        .checked_mul(item_size)
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(|| Error::OutOfMemory {
+            device: device.to_string(),
+            bytes: elements as u128 * item_size as u128,
+            reason: "the size exceeds the address space".into(),
+        })
+}
+
+/// Row-major strides of `shape` (a shape [`checked_size`] accepts, so none overflows).
+pub fn contiguous_strides(shape: &[usize]) -> Strides {
+    let mut strides: Strides = SmallVec::from_elem(1, shape.len());
+    let mut acc = 1isize;
+    for k in (0..shape.len()).rev() {
+        strides[k] = acc;
+        acc = acc.saturating_mul(shape[k].max(1) as isize);
+    }
+    strides
+}
+
+/// Resolves a possibly negative axis against `ndim`.
+pub fn normalize_axis(axis: isize, ndim: usize) -> Result<usize> {
+    let a = if axis < 0 {
+        axis.checked_add(ndim as isize)
+    } else {
+        Some(axis)
+    };
+    match a {
+        Some(a) if a >= 0 && (a as usize) < ndim => Ok(a as usize),
+        _ => Err(Error::IndexOutOfRange {
+            what: "axis",
+            index: axis as i64,
+            size: ndim,
+        }),
+    }
+}
+
+/// `a == b` for shapes, inline: slice `==` on integers calls `memcmp`, whose call costs more
+/// than comparing the handful of axes an array has (it showed in every small op's profile).
+#[inline]
+pub fn same_shape(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// NumPy broadcasting of two shapes; the result obeys the size limit ([`checked_size`]).
+pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Dims> {
+    if same_shape(a, b) {
+        return Ok(SmallVec::from_slice(a));
+    }
+    let n = a.len().max(b.len());
+    let mut out: Dims = SmallVec::from_elem(0, n);
+    for k in 0..n {
+        let da = if k + a.len() >= n {
+            a[k + a.len() - n]
+        } else {
+            1
+        };
+        let db = if k + b.len() >= n {
+            b[k + b.len() - n]
+        } else {
+            1
+        };
+        out[k] = match (da, db) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => {
+                return Err(Error::ShapeMismatch {
+                    op,
+                    lhs: a.to_vec(),
+                    rhs: b.to_vec(),
+                });
+            }
+        };
+    }
+    checked_size(&out)?;
+    Ok(out)
+}

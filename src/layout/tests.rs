@@ -1,0 +1,92 @@
+//! Unit tests of the layout algebra (property tests at extreme sizes: tests/layout_props.rs).
+
+use super::*;
+
+#[test]
+fn slice_semantics_match_python() {
+    let l = Layout::contiguous(&[10]).unwrap();
+    let cases: [(Slice, Vec<usize>); 6] = [
+        (Slice::with_step(2, 8, 3), vec![2, 5]),
+        (Slice::reversed(), (0..10).rev().collect()),
+        (Slice::new(Some(-3), None, 1), vec![7, 8, 9]),
+        (Slice::new(Some(8), Some(2), -2), vec![8, 6, 4]),
+        (Slice::new(Some(20), None, 1), vec![]),
+        (Slice::new(None, Some(-20), -1), (0..10).rev().collect()),
+    ];
+    for (s, want) in cases {
+        let v = l.slice(&[s]).unwrap();
+        let got: Vec<usize> = (0..v.size()).map(|i| v.offset_of(&[i])).collect();
+        assert_eq!(got, want, "{s:?}");
+    }
+    assert!(l.slice(&[Slice::with_step(0, 1, 0)]).is_err());
+}
+
+#[test]
+fn reshape_of_transposed_needs_copy() {
+    let t = Layout::contiguous(&[2, 3]).unwrap().transpose();
+    assert_eq!(t.reshape(&[6]).unwrap(), None);
+    assert!(t.reshape(&[3, 2, 1]).unwrap().is_some());
+    assert!(t.reshape(&[5]).is_err());
+}
+
+#[test]
+fn from_parts_rejects_out_of_bounds() {
+    assert!(Layout::from_parts(&[3], &[2], 0, 5).is_ok());
+    assert!(Layout::from_parts(&[3], &[2], 0, 4).is_err());
+    assert!(Layout::from_parts(&[3], &[-1], 1, 10).is_err());
+    assert!(Layout::from_parts(&[3], &[-1], 2, 10).is_ok());
+    assert!(Layout::from_parts(&[0], &[-100], 0, 0).is_ok());
+    assert!(Layout::from_parts(&[usize::MAX, 2], &[1, 1], 0, 4).is_err());
+}
+
+#[test]
+fn extreme_slices_match_python() {
+    let l = Layout::contiguous(&[10]).unwrap();
+    let offsets = |s: Slice| {
+        let v = l.slice(&[s]).unwrap();
+        (0..v.size()).map(|i| v.offset_of(&[i])).collect::<Vec<_>>()
+    };
+    // a[0:10:sys.maxsize] == [a[0]]; a[::-(2**63)] == [a[9]]
+    assert_eq!(offsets(Slice::new(Some(0), Some(10), isize::MAX)), vec![0]);
+    assert_eq!(offsets(Slice::new(None, None, isize::MIN)), vec![9]);
+    assert_eq!(
+        offsets(Slice::new(Some(isize::MIN), Some(isize::MAX), 1)).len(),
+        10
+    );
+    assert_eq!(
+        offsets(Slice::new(Some(isize::MAX), Some(isize::MIN), -1)).len(),
+        10
+    );
+    assert_eq!(
+        offsets(Slice::new(Some(isize::MIN), None, isize::MIN)),
+        vec![]
+    );
+    // A big stride times a big step on a one-element result keeps the old stride.
+    let big = Layout::from_parts(&[2], &[1 << 40], 0, (1 << 40) + 1).unwrap();
+    let one = big.slice(&[Slice::new(None, None, 1 << 40)]).unwrap();
+    assert_eq!((one.shape(), one.offset()), (&[1usize][..], 0));
+}
+
+#[test]
+fn sizes_beyond_isize_are_errors() {
+    assert!(checked_size(&[1 << 62, 4]).is_err());
+    assert!(checked_size(&[1 << 32, 1 << 32]).is_err());
+    assert!(checked_size(&[0, 1 << 62, 1 << 62]).is_err());
+    assert_eq!(checked_size(&[0, 1 << 62]).unwrap(), 0);
+    assert_eq!(
+        checked_size(&[isize::MAX as usize]).unwrap(),
+        isize::MAX as usize
+    );
+    assert!(checked_size(&[isize::MAX as usize, 2]).is_err());
+    let one = Layout::contiguous(&[1, 1]).unwrap();
+    assert!(one.broadcast_to(&[1 << 62, 4]).is_err());
+    assert!(one.broadcast_to(&[1 << 32, 1 << 32]).is_err());
+    assert!(one.broadcast_to(&[1 << 32, 1]).is_ok());
+    assert!(Layout::contiguous(&[usize::MAX]).is_err());
+    assert!(broadcast_shapes("add", &[1 << 32, 1], &[1, 1 << 32]).is_err());
+    assert!(checked_bytes(1 << 62, 4, "cpu:0").is_err());
+    // Offsets past isize::MAX are refused even where the buffer length would allow them.
+    assert!(Layout::from_parts(&[2], &[isize::MAX], 1, usize::MAX).is_err());
+    assert!(one.with_offset(usize::MAX).is_err());
+    assert!(one.select(0, 1).is_err());
+}
