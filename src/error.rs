@@ -50,7 +50,11 @@ pub enum Error {
     /// A backend that was asked for (e.g. by `DLARRAY_REQUIRE`) is not available.
     #[error("backend `{backend}` is unavailable: {reason}")]
     BackendUnavailable { backend: String, reason: String },
-    /// A backend reported a failure of its own (driver error, lost device, ...).
+    /// The device is gone (driver reset, GPU removed, fatal kernel fault): this and every
+    /// later call on it fail; arrays on other devices are unaffected.
+    #[error("device {device} was lost: {reason}")]
+    DeviceLost { device: String, reason: String },
+    /// A backend reported a failure of its own (a driver error, ...).
     #[error("backend `{backend}`: {message}")]
     Backend { backend: String, message: String },
     /// An argument is invalid for a reason not covered above.

@@ -166,9 +166,18 @@ fn exact_buffer_errors_of_dlpack_device() {
     );
     // ... and with one: kDLCUDA with that id.
     let cuda = fake_device("fakecuda", "gpu", "cuda 12.8 (fake)", Some(5));
+    let on_cuda = x.to_device(&cuda).unwrap();
     assert_eq!(
-        x.to_device(&cuda).unwrap().dlpack_device(),
+        on_cuda.dlpack_device(),
         Ok(DLDevice::new(DLDeviceType::kDLCUDA, 5))
+    );
+    // Its buffers are host memory: never exported under kDLCUDA (a consumer would hand a
+    // host pointer to CUDA).
+    let e = on_cuda.to_dlpack().unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("which cannot be exported as DLPack device (kDLCUDA, 5)"),
+        "{e}"
     );
     // A platform with no DLPack support at all.
     let w = fake_device("fakewgpu", "wgpu", "wgpu 30 vulkan (fake)", Some(0));
@@ -326,7 +335,7 @@ fn dl_device_and_copy_keywords() {
     // Streams are for devices with streams only.
     assert!(
         x.to_dlpack_with(ExportOptions {
-            stream: Some(1),
+            stream: Some(1).into(),
             ..v1()
         })
         .is_err()

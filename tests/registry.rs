@@ -182,6 +182,7 @@ fn users_register_their_own_backends() {
         memory_kinds: vec![MemoryKind::Device],
         threads_per_device: 1,
         pool_bytes: 0,
+        dlpack: vec![],
     })
     .unwrap();
     assert!(

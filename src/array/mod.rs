@@ -5,6 +5,7 @@
 //! (`Layout`) of a backend buffer covering the slice of the global array the sharding gives
 //! that device.
 
+pub(crate) mod foreign;
 mod matmul;
 mod ops;
 mod shard_views;
@@ -351,12 +352,10 @@ impl Array {
             Error::invalid("unsafe_buffer_pointer() is supported only for unsharded arrays.")
         })?;
         let offset = s.layout.offset() * self.dtype().size_in_bytes();
-        if let Some(p) = s.buffer.host_ptr() {
-            return Ok(p as usize + offset);
-        }
         s.buffer
-            .device_ptr()
-            .map(|p| p as usize + offset)
+            .address()
+            .raw()
+            .map(|p| p + offset)
             .ok_or_else(|| Error::Backend {
                 backend: s.device.backend_name().to_string(),
                 message: "buffers of this backend have no raw address".into(),

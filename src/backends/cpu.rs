@@ -5,7 +5,8 @@
 //! devices then run side by side instead of fighting over one pool.
 
 use super::host::{HostBackend, HostConfig};
-use super::{Backend, MemoryKind};
+use super::{Backend, DlpackCapability, MemoryKind};
+use crate::dlpack::ffi::DLDeviceType;
 use std::sync::Arc;
 
 /// Reads a positive count from `var`, or `default` when unset.
@@ -44,6 +45,10 @@ pub(crate) fn discover() -> Result<Arc<dyn Backend>, String> {
         memory_kinds: vec![MemoryKind::Device],
         threads_per_device: threads_per_device(devices)?,
         pool_bytes: pool_bytes(),
+        dlpack: vec![(
+            MemoryKind::Device,
+            DlpackCapability::host(DLDeviceType::kDLCPU),
+        )],
     })?;
     Ok(Arc::new(backend))
 }

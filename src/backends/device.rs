@@ -1,6 +1,6 @@
 //! [`Device`]: one device of one backend, and the [`MemoryKind`]s it offers.
 
-use super::Backend;
+use super::{Backend, DlpackCapability};
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -65,17 +65,25 @@ struct DeviceInner {
     name: String,
     /// Read once: the DLPack mapping consults it on every export and import.
     platform_version: String,
+    /// The backend's DLPack declaration per memory kind, read once for the same reason.
+    dlpack: Vec<(MemoryKind, Option<DlpackCapability>)>,
 }
 
 impl Device {
     pub(crate) fn new(backend: Arc<dyn Backend>, desc: DeviceDesc) -> Device {
         let name = format!("{}:{}", backend.name(), desc.index);
         let platform_version = backend.device_platform_version(desc.index);
+        let dlpack = desc
+            .memory_kinds
+            .iter()
+            .map(|&k| (k, backend.dlpack_capability(desc.index, k)))
+            .collect();
         Device(Arc::new(DeviceInner {
             backend,
             desc,
             name,
             platform_version,
+            dlpack,
         }))
     }
     /// `backend:index`, e.g. `cpu:0`, `tpu:3`.
@@ -99,6 +107,15 @@ impl Device {
     }
     pub fn local_hardware_id(&self) -> Option<i32> {
         self.0.desc.local_hardware_id
+    }
+    /// The backend's DLPack declaration for memory `kind` (`None`: none, so JAX's platform
+    /// rules apply). See [`Backend::dlpack_capability`].
+    pub fn dlpack_capability(&self, kind: MemoryKind) -> Option<DlpackCapability> {
+        self.0
+            .dlpack
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .and_then(|(_, c)| *c)
     }
     /// The dtypes this device's kernels compute on (see [`Backend::kernel_dtypes`]).
     pub fn kernel_dtypes(&self) -> Vec<crate::dtype::DType> {

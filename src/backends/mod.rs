@@ -4,8 +4,32 @@
 //! A backend knows devices, buffers and kernels; it knows nothing of `Array` or sharding.
 //! Every buffer it hands out is immutable once returned (ops allocate their outputs), which is
 //! what lets arrays share buffers across threads without locks.
+//!
+//! # The asynchronous contract
+//! Every backend obeys these rules; eager backends (cpu, tpu) obey them trivially.
+//! 1. **Submission order.** Work on one device runs in the order it was submitted. A buffer
+//!    returned by any call is valid input to any later call on the same backend, whether or
+//!    not the work producing it has run yet.
+//! 2. **Cross-device order is the backend's job.** When a buffer of device A is read by work
+//!    on device B of the same backend (`copy`, a kernel), the backend makes B wait for A's
+//!    pending writes (an event per buffer, as cudarc and cubecl do). Moves between backends
+//!    go through [`Backend::download`], which waits.
+//! 3. **`download` waits only for its source**: the work that produces `src`, not the whole
+//!    device.
+//! 4. **`synchronize(device)` waits for all queued work** and returns the first asynchronous
+//!    error reported since the previous call (then clears it). A lost device keeps failing
+//!    with [`Error::DeviceLost`](crate::Error::DeviceLost) on every call.
+//! 5. **Drops never block**, never panic, run on any thread, and are ordered after every
+//!    queued use (see [`DeviceBuffer`]'s drop contract); foreign memory is released only
+//!    after its last queued use.
+//! 6. **Errors are typed**: a failed allocation is `OutOfMemory`, a lost device `DeviceLost`,
+//!    an op a device cannot run `Unsupported { backend, op, dtype }`; nothing panics.
+//! 7. **New ops have defaults.** Every method added to [`Backend`] after the core set below
+//!    has a default body (`Err(Unsupported)` for ops), so a user's backend keeps compiling.
 
+mod buffer;
 mod device;
+mod dlpack_caps;
 pub(crate) mod host;
 pub(crate) mod op;
 pub(crate) mod registry;
@@ -15,34 +39,17 @@ pub mod tpu_host;
 #[cfg(feature = "wgpu")]
 pub mod wgpu;
 
+pub use buffer::{Address, DeviceBuffer, Owner};
 pub use device::{Device, DeviceDesc, MemoryKind};
+pub use dlpack_caps::DlpackCapability;
 pub use op::{BinaryOp, ReduceOp, TensorRef, UnaryOp};
 pub use registry::{BackendStatus, backends, devices, get_device, register_backend};
 
+use crate::dlpack::stream::ExportSync;
 use crate::dtype::{DType, Scalar};
-use crate::error::Result;
-use std::any::Any;
+use crate::error::{Error, Result};
 use std::fmt::Debug;
 use std::sync::Arc;
-
-/// Memory owned by one backend on one of its devices.
-pub trait DeviceBuffer: Send + Sync + Debug {
-    /// Index of the owning device within its backend.
-    fn device_index(&self) -> usize;
-    fn memory_kind(&self) -> MemoryKind;
-    fn len_bytes(&self) -> usize;
-    /// Alignment of the start of the buffer, in bytes.
-    fn alignment(&self) -> usize;
-    /// The start of the buffer when the host can read it directly (CPU, pinned host memory).
-    fn host_ptr(&self) -> Option<*const u8>;
-    /// The raw device address where one exists (CUDA, ROCm, oneAPI); `None` for handle-based
-    /// APIs (wgpu, OpenCL) and for host memory.
-    fn device_ptr(&self) -> Option<u64> {
-        None
-    }
-    /// For the owning backend to recover its concrete type; the layers above never downcast.
-    fn as_any(&self) -> &dyn Any;
-}
 
 /// A backend: a family of devices with their allocator, copies and kernels.
 ///
@@ -85,8 +92,27 @@ pub trait Backend: Send + Sync + Debug {
         value: Scalar,
         len: usize,
     ) -> Result<Arc<dyn DeviceBuffer>>;
+    /// A new buffer of `len` bytes on `device` in memory `kind`, whose bytes `write` fills:
+    /// the target allocates (host memory, or pinned staging for a device) and the source
+    /// writes straight into it, so a move between backends is one copy. The default stages
+    /// through a host `Vec` and [`upload`](Backend::upload).
+    ///
+    /// # Safety
+    /// `write` receives memory that may be uninitialised: it must write every byte and read
+    /// none before writing it. (dlarray passes a `download` of the source.)
+    unsafe fn upload_with(
+        &self,
+        device: usize,
+        kind: MemoryKind,
+        len: usize,
+        write: &mut dyn FnMut(&mut [u8]) -> Result<()>,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let mut staging = host::try_host_vec::<u8>(len, &format!("{}:{device}", self.name()))?;
+        write(&mut staging)?;
+        self.upload(device, kind, &staging)
+    }
     /// Copies the elements of `src` (row-major order) into `dst`, which has exactly
-    /// `src.layout.size() * dtype size` bytes. Waits for pending work on the buffer.
+    /// `src.layout.size() * dtype size` bytes. Waits for the work producing `src` only.
     fn download(&self, src: TensorRef<'_>, dst: &mut [u8]) -> Result<()>;
     /// A contiguous copy of `src` on `device` (this backend) in memory `kind`.
     fn copy(
@@ -119,8 +145,80 @@ pub trait Backend: Send + Sync + Debug {
     fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Arc<dyn DeviceBuffer>>;
     /// Elementwise conversion to `to`.
     fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<Arc<dyn DeviceBuffer>>;
-    /// Waits until all work queued on `device` has finished (eager backends return at once).
+    /// Waits until all work queued on `device` has finished (eager backends return at once)
+    /// and returns the first asynchronous error since the previous call.
     fn synchronize(&self, _device: usize) -> Result<()> {
+        Ok(())
+    }
+
+    // ---- foreign memory and DLPack (defaults suit eager host-memory backends) ----
+
+    /// A buffer of this backend over memory someone else owns (a DLPack producer's), which
+    /// this backend's kernels can read in place. The backend keeps `owner` until its last
+    /// queued use of the memory has finished, then drops it (that runs the producer's
+    /// deleter). The default wraps host memory of a host memory kind, or of a backend whose
+    /// devices compute on host memory (`platform() == "cpu"`), and refuses the rest.
+    ///
+    /// # Safety
+    /// `address..address + len` must stay valid, and unchanged, while `owner` lives.
+    unsafe fn wrap_foreign(
+        &self,
+        device: usize,
+        kind: MemoryKind,
+        address: Address,
+        len: usize,
+        owner: Owner,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        match address {
+            Address::Host(ptr) if kind.is_host() || self.platform() == "cpu" => Ok(Arc::new(
+                host::ForeignBuffer::new(ptr, len, device, kind, owner),
+            )),
+            _ => Err(Error::Backend {
+                backend: self.name().to_string(),
+                message: format!(
+                    "cannot wrap foreign memory at {address:?} as `{kind}` memory of device                      {device}"
+                ),
+            }),
+        }
+    }
+
+    /// This backend's DLPack declaration for memory `kind` of `device`: the DLPack device
+    /// type it exports as and how its streams are numbered. `None` (the default) keeps JAX's
+    /// platform-string rules (`platform()` `cpu`, `tpu`, or `gpu` with `cuda`/`rocm`/`oneapi`
+    /// in the platform version). Read once per device, when its `Device` is made.
+    fn dlpack_capability(&self, _device: usize, _kind: MemoryKind) -> Option<DlpackCapability> {
+        None
+    }
+
+    /// Before an in-place DLPack export of `buffer`: do what `sync` says (the array API's
+    /// stream rule, resolved by `dlpack::stream::export_sync`): make the consumer's stream
+    /// wait for the queued work on `buffer`, or wait for it here. Called without Python's
+    /// GIL. The default waits for the whole device unless told to skip.
+    fn dlpack_export_sync(&self, buffer: &dyn DeviceBuffer, sync: ExportSync) -> Result<()> {
+        match sync {
+            ExportSync::Skip => Ok(()),
+            _ => self.synchronize(buffer.device_index()),
+        }
+    }
+
+    /// The stream this backend runs `device`'s work on, as a raw handle (`None`: no streams,
+    /// or the runtime's default stream). Reported to the C exchange API, and passed as
+    /// `__dlpack__(stream=...)` when importing onto `device`.
+    fn dlpack_work_stream(&self, _device: usize) -> Option<usize> {
+        None
+    }
+
+    /// After importing memory a producer wrote on its stream `producer` (a raw handle, or
+    /// `None` for its default stream): make `device`'s work wait for that stream before any
+    /// later use. Eager host backends need nothing.
+    ///
+    /// # Safety
+    /// `producer` must be a live stream handle of this backend's runtime.
+    unsafe fn dlpack_wait_for_producer(
+        &self,
+        _device: usize,
+        _producer: Option<usize>,
+    ) -> Result<()> {
         Ok(())
     }
 }

@@ -7,7 +7,8 @@
 
 use super::cpu::{env_count, pool_bytes, threads_per_device};
 use super::host::{HostBackend, HostConfig};
-use super::{Backend, MemoryKind};
+use super::{Backend, DlpackCapability, MemoryKind};
+use crate::dlpack::ffi::DLDeviceType;
 use std::sync::Arc;
 
 pub(crate) fn discover() -> Result<Arc<dyn Backend>, String> {
@@ -20,6 +21,14 @@ pub(crate) fn discover() -> Result<Arc<dyn Backend>, String> {
         memory_kinds: vec![MemoryKind::Device, MemoryKind::PinnedHost],
         threads_per_device: threads_per_device(devices)?,
         pool_bytes: pool_bytes() / 2,
+        // JAX's rule: only pinned host memory exports (as kDLTPUHost); device memory is HBM.
+        dlpack: vec![
+            (MemoryKind::Device, DlpackCapability::NONE),
+            (
+                MemoryKind::PinnedHost,
+                DlpackCapability::host(DLDeviceType::kDLTPUHost),
+            ),
+        ],
     })?;
     Ok(Arc::new(backend))
 }

@@ -1,13 +1,14 @@
 //! Array -> DLPack: version negotiation, device and copy rules, the host-copy fallback, and
 //! the managed tensors we hand out (their deleter frees what we allocated, exactly once).
 
-use super::device::{dlpack_device_for, dlpack_device_of};
+use super::device::{dlpack_device_for, dlpack_device_of, stream_convention_of};
 use super::ffi::*;
+use super::stream::{StreamArg, export_sync};
 use super::tensor::{DLPackTensor, Owned};
 use super::{DlpackPolicy, dlpack_policy};
 use crate::array::Array;
 use crate::backends::host::{HostBuffer, HostPool, physical_memory};
-use crate::backends::{DeviceBuffer, MemoryKind};
+use crate::backends::{Address, Device, DeviceBuffer, MemoryKind};
 use crate::error::{BufferError, Error, Result};
 use crate::layout::Layout;
 use std::ffi::c_void;
@@ -25,8 +26,11 @@ pub struct ExportOptions {
     pub dl_device: Option<DLDevice>,
     /// `Some(true)`: always copy; `Some(false)`: never; `None`: only if needed.
     pub copy: Option<bool>,
-    /// The consumer's stream (must be `None` for host memory).
-    pub stream: Option<i64>,
+    /// The consumer's stream, with the array API's rules per runtime (see [`stream`]):
+    /// `Unspecified` for host memory. `StreamArg::from(Option<i64>)` reads Python's value.
+    ///
+    /// [`stream`]: super::stream
+    pub stream: StreamArg,
     /// Overrides the process-wide [`DlpackPolicy`].
     pub policy: Option<DlpackPolicy>,
 }
@@ -37,8 +41,52 @@ struct Plan<'a> {
     /// this is what it imports as.
     origin: Option<Array>,
     source: Source<'a>,
+    /// The device and memory kind holding the data, when work on it may still be queued.
+    on: Option<(Device, MemoryKind)>,
     device: DLDevice,
     fallback: Option<BufferError>,
+}
+
+impl Plan<'_> {
+    /// The stream handshake before the tensor is handed out: the array API's rule for the
+    /// consumer's `stream` on this memory, executed by the backend holding it.
+    fn sync(&self, stream: StreamArg) -> Result<()> {
+        let host = self.device.device_type.is_host();
+        let Some((device, kind)) = &self.on else {
+            return export_sync(Default::default(), host, stream).map(drop);
+        };
+        let rule = export_sync(stream_convention_of(device, *kind), host, stream)?;
+        let buffer: &dyn DeviceBuffer = match &self.source {
+            Source::InPlace(b, _) => &***b,
+            Source::Copy(b) => &**b,
+        };
+        device.backend().dlpack_export_sync(buffer, rule)
+    }
+}
+
+/// Refuses to describe `buffer` as DLPack device `dl`: a host address must go out under a
+/// host device type and a device address under a device one (never a host pointer labelled
+/// kDLCUDA), and opaque memory has no address at all.
+fn check_address(device: &Device, buffer: &dyn DeviceBuffer, dl: DLDevice) -> Result<()> {
+    let ok = match buffer.address() {
+        Address::Host(_) => dl.device_type.is_host(),
+        Address::Device(_) => !dl.device_type.is_host(),
+        Address::Opaque => {
+            return Err(BufferError::Other(format!(
+                "buffers of backend `{}` have no raw address to export",
+                device.backend_name()
+            ))
+            .into());
+        }
+    };
+    if !ok {
+        return Err(BufferError::Other(format!(
+            "{device} holds {:?} memory, which cannot be exported as DLPack device {dl:?}",
+            buffer.address()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// The memory a tensor describes.
@@ -67,7 +115,7 @@ impl Array {
     pub fn dlpack_device(&self) -> Result<DLDevice, BufferError> {
         let shards = self.shard_data();
         let Some(s) = self.single() else {
-            return dlpack_device_for(shards.len(), "", "", MemoryKind::Device, None);
+            return dlpack_device_for(shards.len(), "", "", None, MemoryKind::Device, None);
         };
         dlpack_device_of(&s.device, s.memory_kind())
     }
@@ -75,7 +123,7 @@ impl Array {
     /// Host memory the host can address directly (CPU, pinned host memory).
     fn host_addressable(&self) -> bool {
         self.single().is_some_and(|s| {
-            s.buffer.host_ptr().is_some()
+            s.buffer.address().host().is_some()
                 && (s.device.platform() == "cpu" || s.memory_kind().is_host())
         })
     }
@@ -101,12 +149,7 @@ impl Array {
             }
         }
         let plan = self.plan(&o)?;
-        if o.stream.is_some() && plan.device.device_type.is_host() {
-            return Err(Error::invalid(format!(
-                "stream must be None for host memory ({:?}), got {:?}",
-                plan.device, o.stream
-            )));
-        }
+        plan.sync(o.stream)?;
         let copied = matches!(plan.source, Source::Copy(_));
         let read_only = self.is_read_only() && !copied;
         if read_only && !versioned {
@@ -131,28 +174,24 @@ impl Array {
         let here = native.clone().ok();
         let in_place = |device: DLDevice| -> Result<Plan<'_>> {
             let s = self.single().ok_or(BufferError::Sharded)?;
-            if s.buffer.host_ptr().is_none() && s.buffer.device_ptr().is_none() {
-                return Err(BufferError::Other(format!(
-                    "buffers of backend `{}` have no raw address to export",
-                    s.device.backend_name()
-                ))
-                .into());
-            }
-            s.device.backend().synchronize(s.device.index())?;
+            check_address(&s.device, &*s.buffer, device)?;
             if o.copy == Some(true) {
                 let t = s.tensor(self.dtype());
                 let buffer = s
                     .device
                     .backend()
                     .copy(t, s.device.index(), s.memory_kind())?;
+                check_address(&s.device, &*buffer, device)?;
                 return Ok(Plan {
                     origin: None,
                     source: Source::Copy(buffer),
+                    on: Some((s.device.clone(), s.memory_kind())),
                     device,
                     fallback: None,
                 });
             }
             Ok(Plan {
+                on: Some((s.device.clone(), s.memory_kind())),
                 // Only when the tensor describes the array as it is (not relabelled as host).
                 origin: (Some(device) == here).then(|| self.clone()),
                 source: Source::InPlace(&s.buffer, &s.layout),
@@ -197,6 +236,8 @@ impl Array {
         Ok(Plan {
             origin: None,
             source: Source::Copy(Arc::new(buf)),
+            // Written by the host, here: nothing is pending.
+            on: None,
             device: DLDevice::CPU,
             fallback,
         })
@@ -207,13 +248,28 @@ impl Array {
         for device in crate::backends::devices()? {
             for &kind in device.memory_kinds() {
                 if dlpack_device_of(&device, kind) == Ok(want) {
-                    let moved = self.device_put(&crate::Sharding::SingleDevice(device, kind))?;
+                    let place = crate::Sharding::SingleDevice(device.clone(), kind);
+                    let moved = self.device_put(&place)?;
                     let s = moved.single().ok_or(BufferError::Sharded)?;
-                    let t = s.tensor(self.dtype());
-                    let buffer = s.device.backend().copy(t, s.device.index(), kind)?;
+                    // `device_put` already made a fresh row-major copy unless the data was
+                    // there already (as a view of this array's buffer): copy only then.
+                    let fresh = s.layout.is_contiguous()
+                        && s.layout.offset() == 0
+                        && !self
+                            .shard_data()
+                            .iter()
+                            .any(|o| Arc::ptr_eq(&o.buffer, &s.buffer));
+                    let buffer = if fresh {
+                        s.buffer.clone()
+                    } else {
+                        let t = s.tensor(self.dtype());
+                        s.device.backend().copy(t, s.device.index(), kind)?
+                    };
+                    check_address(&device, &*buffer, want)?;
                     return Ok(Plan {
                         origin: None,
                         source: Source::Copy(buffer),
+                        on: Some((device, kind)),
                         device: want,
                         fallback: None,
                     });
@@ -344,11 +400,8 @@ fn data_ptr(buffer: &dyn DeviceBuffer, layout: &Layout, dtype: crate::DType) -> 
     if layout.size() == 0 {
         return std::ptr::null_mut();
     }
-    let base = buffer
-        .host_ptr()
-        .map(|p| p as usize)
-        .or(buffer.device_ptr().map(|p| p as usize))
-        .unwrap_or(0);
+    // Every exported buffer passed `check_address`, so it has an address.
+    let base = buffer.address().raw().unwrap_or(0);
     (base + layout.offset() * dtype.size_in_bytes()) as *mut c_void
 }
 

@@ -4,9 +4,9 @@
 
 use super::device::dlpack_device_of;
 use super::ffi::*;
-use super::foreign::{Strided, wrap};
 use super::tensor::{DLPackTensor, Owned, RawDLPack};
 use crate::array::Array;
+use crate::array::foreign::{Strided, wrap};
 use crate::backends::{Device, MemoryKind};
 use crate::dtype::DType;
 use crate::error::{Error, Result};

@@ -5,8 +5,8 @@
 mod device;
 mod export;
 pub mod ffi;
-pub(crate) mod foreign;
 mod import;
+pub mod stream;
 mod tensor;
 
 pub use device::{dlpack_device_for, dlpack_device_of};

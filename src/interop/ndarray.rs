@@ -2,7 +2,7 @@
 //! allows.
 
 use crate::array::Array;
-use crate::dlpack::foreign::{Strided, wrap};
+use crate::array::foreign::{Strided, wrap};
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, ShapeBuilder};
@@ -51,12 +51,17 @@ impl Array {
         let s = self.single().ok_or_else(|| {
             Error::invalid("as_ndarray_view needs a single-device array (use to_ndarray)")
         })?;
-        let base = s.buffer.host_ptr().ok_or_else(|| {
-            Error::invalid(format!(
-                "{} memory is not host-addressable (use to_ndarray)",
-                s.device
-            ))
-        })? as *const T;
+        let base = s
+            .buffer
+            .address()
+            .host()
+            .map(|p| p.as_ptr() as *const u8)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "{} memory is not host-addressable (use to_ndarray)",
+                    s.device
+                ))
+            })? as *const T;
         s.device.backend().synchronize(s.device.index())?;
         let l = &s.layout;
         // ndarray views take non-negative strides: start at the lowest address and flip the

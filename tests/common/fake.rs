@@ -49,6 +49,7 @@ pub fn fake_device_with(
         memory_kinds: vec![MemoryKind::Device],
         threads_per_device: 1,
         pool_bytes: 1 << 20,
+        dlpack: vec![],
     })
     .expect("host backend");
     let fake = Fake {

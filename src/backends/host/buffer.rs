@@ -265,8 +265,8 @@ impl DeviceBuffer for HostBuffer {
     fn alignment(&self) -> usize {
         HOST_ALIGN
     }
-    fn host_ptr(&self) -> Option<*const u8> {
-        Some(self.ptr.as_ptr())
+    fn address(&self) -> crate::backends::Address {
+        crate::backends::Address::Host(self.ptr)
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -7,6 +7,7 @@ mod buffer;
 mod cast;
 mod elementwise;
 mod engine;
+mod foreign;
 mod math;
 mod matmul;
 mod reduce;
@@ -14,9 +15,11 @@ mod simd;
 mod view;
 
 pub use buffer::{HOST_ALIGN, HostBuffer, HostPool, physical_memory, try_host_vec};
+pub use foreign::ForeignBuffer;
 
 use crate::backends::{
-    Backend, BinaryOp, DeviceBuffer, DeviceDesc, MemoryKind, ReduceOp, TensorRef, UnaryOp,
+    Backend, BinaryOp, DeviceBuffer, DeviceDesc, DlpackCapability, MemoryKind, ReduceOp, TensorRef,
+    UnaryOp,
 };
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
@@ -35,6 +38,9 @@ pub struct HostConfig {
     pub threads_per_device: usize,
     /// Bytes each (device, memory kind) pool may keep cached.
     pub pool_bytes: usize,
+    /// The DLPack declaration per memory kind; a kind not listed declares nothing, so JAX's
+    /// platform rules apply to it (see [`Backend::dlpack_capability`]).
+    pub dlpack: Vec<(MemoryKind, DlpackCapability)>,
 }
 
 /// One host device: a thread pool and one allocation pool per memory kind.
@@ -178,6 +184,14 @@ impl Backend for HostBackend {
                 memory_kinds: self.config.memory_kinds.clone(),
             })
             .collect()
+    }
+
+    fn dlpack_capability(&self, _device: usize, kind: MemoryKind) -> Option<DlpackCapability> {
+        self.config
+            .dlpack
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, c)| *c)
     }
 
     fn upload(

@@ -28,10 +28,11 @@ impl<'a, T: Element> View<'a, T> {
                 requested: T::DTYPE,
             });
         }
-        let base = t.buffer.host_ptr().ok_or_else(|| Error::Backend {
+        let base = t.buffer.address().host().ok_or_else(|| Error::Backend {
             backend: backend.to_string(),
             message: format!("{:?} is not host-accessible memory", t.buffer),
-        })? as *const T;
+        })?;
+        let base = base.as_ptr() as *const T;
         if base as usize % std::mem::align_of::<T>() != 0 {
             return Err(Error::Backend {
                 backend: backend.to_string(),

@@ -1,6 +1,5 @@
-//! [`WgpuBuffer`]: a storage buffer on one adapter. wgpu exposes no address for it, so it has
-//! neither a host nor a device pointer, which is what makes DLPack export fall back to a
-//! host copy.
+//! [`WgpuBuffer`]: a storage buffer on one adapter. wgpu exposes no address for it (its
+//! `Address` is `Opaque`), which is what makes DLPack export fall back to a host copy.
 
 use super::context::Ctx;
 use crate::backends::{DeviceBuffer, MemoryKind};
@@ -62,8 +61,8 @@ impl DeviceBuffer for WgpuBuffer {
         // of 256 bytes are valid everywhere.
         256
     }
-    fn host_ptr(&self) -> Option<*const u8> {
-        None
+    fn address(&self) -> crate::backends::Address {
+        crate::backends::Address::Opaque
     }
     fn as_any(&self) -> &dyn Any {
         self

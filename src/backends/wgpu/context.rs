@@ -34,7 +34,18 @@ pub(crate) struct Ctx {
     pub f16: bool,
     pipelines: Mutex<HashMap<String, wgpu::ComputePipeline>>,
     /// The first error the device reported outside an error scope, or its loss.
-    failure: Arc<Mutex<Option<String>>>,
+    failure: Arc<Mutex<Failure>>,
+}
+
+/// What the device's callbacks recorded since the last check.
+#[derive(Default)]
+enum Failure {
+    #[default]
+    None,
+    /// An asynchronous error: reported once, by the next check (`synchronize`'s contract).
+    Error(String),
+    /// The device is gone: every later call fails with `Error::DeviceLost`.
+    Lost(String),
 }
 
 /// A buffer range bound to a kernel.
@@ -112,17 +123,19 @@ impl Ctx {
         };
         let (device, queue) =
             pollster::block_on(adapter.request_device(&desc)).map_err(|e| e.to_string())?;
-        let failure: Arc<Mutex<Option<String>>> = Arc::default();
+        let failure: Arc<Mutex<Failure>> = Arc::default();
         let sink = failure.clone();
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
             log::error!("wgpu: {e}");
             let mut f = sink.lock().unwrap_or_else(|p| p.into_inner());
-            f.get_or_insert_with(|| e.to_string());
+            if matches!(*f, Failure::None) {
+                *f = Failure::Error(e.to_string());
+            }
         }));
         let sink = failure.clone();
         device.set_device_lost_callback(move |reason, msg| {
             let mut f = sink.lock().unwrap_or_else(|p| p.into_inner());
-            *f = Some(format!("device lost ({reason:?}): {msg}"));
+            *f = Failure::Lost(format!("{reason:?}: {msg}"));
         });
         let align = u64::from(limits.min_storage_buffer_offset_alignment).max(4);
         let mut max_binding = limits
@@ -151,13 +164,20 @@ impl Ctx {
         }
     }
 
-    /// Fails with the error the device recorded, if any (a lost device stays failed).
+    /// Fails with the first error the device recorded since the last check (then clears
+    /// it), or with `DeviceLost` on every call once the device is gone.
     pub fn check(&self) -> Result<()> {
         let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
-        match f.as_ref() {
-            Some(m) if m.starts_with("device lost") => Err(self.error(m)),
-            Some(_) => Err(self.error(f.take().unwrap_or_default())),
-            None => Ok(()),
+        match std::mem::take(&mut *f) {
+            Failure::None => Ok(()),
+            Failure::Error(m) => Err(self.error(m)),
+            Failure::Lost(reason) => {
+                *f = Failure::Lost(reason.clone());
+                Err(Error::DeviceLost {
+                    device: self.name.clone(),
+                    reason,
+                })
+            }
         }
     }
 

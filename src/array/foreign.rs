@@ -1,67 +1,13 @@
-//! Memory owned by someone else (a DLPack producer, an `ndarray`), wrapped as a device buffer
-//! without copying. The owner is dropped, exactly once, when the last array using it goes.
+//! Arrays over memory someone else owns (a DLPack producer, an `ndarray`): the strided
+//! description is validated here, and the device's backend builds the buffer
+//! ([`Backend::wrap_foreign`](crate::Backend::wrap_foreign)), so it can read the memory in
+//! place and release it only after its last queued use.
 
 use crate::array::Array;
-use crate::backends::{Device, DeviceBuffer, MemoryKind};
+use crate::backends::{Address, Device, MemoryKind, Owner};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::layout::{Layout, for_each_run};
-use std::any::Any;
-use std::fmt;
-use std::sync::Arc;
-
-/// Keeps foreign memory alive; dropping it releases the memory (e.g. calls a DLPack deleter).
-pub(crate) type Owner = Box<dyn Send + Sync>;
-
-/// A foreign allocation seen as a buffer of `len` bytes from `ptr`.
-pub(crate) struct ForeignBuffer {
-    ptr: *const u8,
-    len: usize,
-    device: usize,
-    kind: MemoryKind,
-    /// True when `ptr` is a host address, false for a device address.
-    host: bool,
-    _owner: Owner,
-}
-
-// SAFETY: the memory is only read through this buffer, and owners are Send + Sync.
-unsafe impl Send for ForeignBuffer {}
-// SAFETY: as above.
-unsafe impl Sync for ForeignBuffer {}
-
-impl fmt::Debug for ForeignBuffer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "ForeignBuffer({} bytes at {:p}, {})",
-            self.len, self.ptr, self.kind
-        )
-    }
-}
-
-impl DeviceBuffer for ForeignBuffer {
-    fn device_index(&self) -> usize {
-        self.device
-    }
-    fn memory_kind(&self) -> MemoryKind {
-        self.kind
-    }
-    fn len_bytes(&self) -> usize {
-        self.len
-    }
-    fn alignment(&self) -> usize {
-        1 << (self.ptr as usize).trailing_zeros().min(12)
-    }
-    fn host_ptr(&self) -> Option<*const u8> {
-        self.host.then_some(self.ptr)
-    }
-    fn device_ptr(&self) -> Option<u64> {
-        (!self.host).then_some(self.ptr as u64)
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
 
 /// What a wrap describes: element `[0, .., 0]` at `data`, then shape and element strides.
 pub(crate) struct Strided<'a> {
@@ -72,8 +18,9 @@ pub(crate) struct Strided<'a> {
 }
 
 /// Wraps foreign memory as a single-device array without copying it, where our kernels can
-/// read it in place (host memory aligned for the dtype); otherwise copies it to `device` and
-/// releases the owner at once.
+/// read it in place (device memory, or host memory aligned for the dtype); otherwise copies
+/// it to `device` and releases the owner at once. `host` says whether `data` is a host
+/// address (else a device address of `device`'s runtime).
 ///
 /// # Safety
 /// Every element the shape and strides address from `data` must be readable (for host
@@ -89,13 +36,9 @@ pub(crate) unsafe fn wrap(
     let size = crate::layout::checked_size(t.shape)?;
     if size == 0 {
         drop(owner);
+        let layout = Layout::contiguous(t.shape)?;
         let buffer = device.backend().upload(device.index(), kind, &[])?;
-        return Ok(Array::from_buffer(
-            device.clone(),
-            t.dtype,
-            buffer,
-            Layout::contiguous(t.shape)?,
-        ));
+        return Ok(Array::from_buffer(device.clone(), t.dtype, buffer, layout));
     }
     // Size-1 axes are stride-agnostic: producers send anything there (0, 1, garbage).
     let strides: smallvec::SmallVec<[isize; 4]> = t
@@ -135,14 +78,21 @@ pub(crate) unsafe fn wrap(
             return Ok(Array::from_buffer(device.clone(), t.dtype, buffer, layout));
         }
     }
-    let buffer = Arc::new(ForeignBuffer {
-        ptr: base,
-        len: bytes,
-        device: device.index(),
-        kind,
-        host,
-        _owner: owner,
-    });
+    let address = if host {
+        Address::Host(
+            std::ptr::NonNull::new(base as *mut u8)
+                .ok_or_else(|| Error::InvalidDlpack("the data address is NULL".into()))?,
+        )
+    } else {
+        Address::Device(base as u64)
+    };
+    // SAFETY: the caller guarantees every addressed element stays valid and unchanged while
+    // `owner` lives; [base, base + bytes) is exactly their span.
+    let buffer = unsafe {
+        device
+            .backend()
+            .wrap_foreign(device.index(), kind, address, bytes, owner)?
+    };
     Ok(Array::from_buffer(device.clone(), t.dtype, buffer, layout))
 }
 

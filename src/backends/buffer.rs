@@ -1,0 +1,66 @@
+//! [`DeviceBuffer`]: memory one backend owns on one of its devices, and its typed
+//! [`Address`].
+
+use super::MemoryKind;
+use std::any::Any;
+use std::fmt::Debug;
+use std::ptr::NonNull;
+
+/// Where a buffer's bytes are: exactly one kind of address, so that memory can never be
+/// described as something it is not (a host pointer exported under a GPU device type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Address {
+    /// Host-addressable memory (CPU RAM, pinned host memory). The host may read it once the
+    /// backend's queued work on it has finished (after `synchronize`, or the backend's own
+    /// wait in `download`).
+    Host(NonNull<u8>),
+    /// An address in a device runtime's own address space (CUDA, ROCm, Level Zero): passed
+    /// to that runtime and to DLPack consumers, never dereferenced by the host.
+    Device(u64),
+    /// Handle-based memory with no raw address (wgpu, OpenCL).
+    Opaque,
+}
+
+impl Address {
+    /// The host pointer, for host-addressable memory.
+    pub fn host(self) -> Option<NonNull<u8>> {
+        match self {
+            Address::Host(p) => Some(p),
+            _ => None,
+        }
+    }
+    /// The address as an integer, for memory that has one (host or device).
+    pub fn raw(self) -> Option<usize> {
+        match self {
+            Address::Host(p) => Some(p.as_ptr() as usize),
+            Address::Device(a) => usize::try_from(a).ok(),
+            Address::Opaque => None,
+        }
+    }
+}
+
+/// Keeps foreign memory alive; dropping it releases the memory (a DLPack deleter, an
+/// `ndarray`'s storage). A backend drops it only after its last queued use of the memory.
+pub type Owner = Box<dyn Send + Sync>;
+
+/// Memory owned by one backend on one of its devices.
+///
+/// # Drop contract
+/// Dropping the last reference to a buffer may happen on any thread (a DLPack consumer's
+/// deleter, Python's garbage collector), with no device context current. It must never
+/// block on the device, never panic, and must be ordered after every use of the buffer
+/// already queued: an asynchronous backend frees stream-ordered (or defers the free until an
+/// event has passed); the memory of a buffer wrapping foreign memory is released (its
+/// [`Owner`] dropped) only after the work reading it has finished.
+pub trait DeviceBuffer: Send + Sync + Debug {
+    /// Index of the owning device within its backend.
+    fn device_index(&self) -> usize;
+    fn memory_kind(&self) -> MemoryKind;
+    fn len_bytes(&self) -> usize;
+    /// Alignment of the start of the buffer, in bytes.
+    fn alignment(&self) -> usize;
+    /// Where the bytes are (see [`Address`]).
+    fn address(&self) -> Address;
+    /// For the owning backend to recover its concrete type; the layers above never downcast.
+    fn as_any(&self) -> &dyn Any;
+}
