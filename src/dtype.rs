@@ -136,16 +136,16 @@ impl DType {
     }
 
     /// DLPack `(type code, bits)` for this dtype (lanes are always 1).
-    /// Codes: kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLComplex 5, kDLBool 6.
     pub const fn dlpack_code_bits(self) -> (u8, u8) {
+        use crate::dlpack::ffi::type_code::*;
         let bits = (self.size_in_bytes() * 8) as u8;
         let code = match self.kind() {
-            Kind::Int => 0,
-            Kind::UInt => 1,
-            Kind::Float if matches!(self, DType::BF16) => 4,
-            Kind::Float => 2,
-            Kind::Complex => 5,
-            Kind::Bool => 6,
+            Kind::Int => kDLInt,
+            Kind::UInt => kDLUInt,
+            Kind::Float if matches!(self, DType::BF16) => kDLBfloat,
+            Kind::Float => kDLFloat,
+            Kind::Complex => kDLComplex,
+            Kind::Bool => kDLBool,
         };
         (code, bits)
     }

@@ -16,6 +16,28 @@ use std::ffi::{CStr, CString, c_char, c_int, c_void};
 
 type SetError = unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char);
 
+/// Runs an exchange-API entry point: a panic inside dlarray becomes `on_panic()`'s return
+/// value (which reports it) instead of unwinding into C, which would abort the interpreter.
+fn ffi_guard(body: impl FnOnce() -> c_int, on_panic: impl FnOnce(String) -> c_int) -> c_int {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(rc) => rc,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            on_panic(format!("internal error in dlarray (please report): {msg}"))
+        }
+    }
+}
+
+/// Reports a panic of a Python-facing entry point as a RuntimeError.
+fn py_panic(msg: String) -> c_int {
+    Python::attach(|py| pyo3::exceptions::PyRuntimeError::new_err(msg).restore(py));
+    -1
+}
+
 #[repr(C)]
 pub struct ExchangeApiHeader {
     pub version: DLPackVersion,
@@ -90,6 +112,10 @@ unsafe extern "C" fn from_py_object(
     obj: *mut c_void,
     out: *mut *mut DLManagedTensorVersioned,
 ) -> c_int {
+    ffi_guard(|| from_py_object_inner(obj, out), py_panic)
+}
+
+fn from_py_object_inner(obj: *mut c_void, out: *mut *mut DLManagedTensorVersioned) -> c_int {
     Python::attach(|py| {
         // SAFETY: the caller passes a live PyObject* and holds a reference to it.
         let obj = unsafe { Bound::from_borrowed_ptr(py, obj.cast()) };
@@ -115,6 +141,10 @@ unsafe extern "C" fn to_py_object(
     tensor: *mut DLManagedTensorVersioned,
     out: *mut *mut c_void,
 ) -> c_int {
+    ffi_guard(|| to_py_object_inner(tensor, out), py_panic)
+}
+
+fn to_py_object_inner(tensor: *mut DLManagedTensorVersioned, out: *mut *mut c_void) -> c_int {
     Python::attach(|py| {
         // SAFETY: the caller hands us ownership of a live versioned tensor.
         let r = unsafe { Array::from_dlpack_raw(RawDLPack::Versioned(tensor)) }
@@ -140,15 +170,30 @@ unsafe extern "C" fn allocate(
     error_ctx: *mut c_void,
     set_error: Option<SetError>,
 ) -> c_int {
-    let fail = |kind: &str, msg: String| {
-        if let Some(f) = set_error {
-            let kind = CString::new(kind).unwrap_or_default();
-            let msg = CString::new(msg.replace('\0', " ")).unwrap_or_default();
-            // SAFETY: the caller's callback, with NUL-terminated strings that live across it.
-            unsafe { f(error_ctx, kind.as_ptr(), msg.as_ptr()) };
-        }
-        -1
-    };
+    ffi_guard(
+        || allocate_inner(prototype, out, error_ctx, set_error),
+        |msg| report(error_ctx, set_error, "RuntimeError", msg),
+    )
+}
+
+/// Reports an allocator failure through the caller's `SetError`.
+fn report(error_ctx: *mut c_void, set_error: Option<SetError>, kind: &str, msg: String) -> c_int {
+    if let Some(f) = set_error {
+        let kind = CString::new(kind).unwrap_or_default();
+        let msg = CString::new(msg.replace('\0', " ")).unwrap_or_default();
+        // SAFETY: the caller's callback, with NUL-terminated strings that live across it.
+        unsafe { f(error_ctx, kind.as_ptr(), msg.as_ptr()) };
+    }
+    -1
+}
+
+fn allocate_inner(
+    prototype: *mut DLTensor,
+    out: *mut *mut DLManagedTensorVersioned,
+    error_ctx: *mut c_void,
+    set_error: Option<SetError>,
+) -> c_int {
+    let fail = |kind: &str, msg: String| report(error_ctx, set_error, kind, msg);
     if prototype.is_null() || out.is_null() {
         return fail("ValueError", "NULL prototype or output slot".into());
     }
@@ -203,13 +248,39 @@ fn device_of(d: DLDevice) -> dlarray::Result<dlarray::Device> {
     )))
 }
 
-unsafe extern "C" fn current_work_stream(_: i32, _: i32, out: *mut *mut c_void) -> c_int {
-    // Host memory has no streams.
-    if !out.is_null() {
-        // SAFETY: the caller's slot.
-        unsafe { *out = std::ptr::null_mut() };
+/// The stream our backend runs the work of DLPack device `(device_type, device_id)` on:
+/// NULL for host memory and devices without streams (their work is done when an op returns).
+unsafe extern "C" fn current_work_stream(
+    device_type: i32,
+    device_id: i32,
+    out: *mut *mut c_void,
+) -> c_int {
+    ffi_guard(
+        || {
+            let d = DLDevice::new(dlarray::DLDeviceType(device_type), device_id);
+            let stream = work_stream(d).unwrap_or(0);
+            if !out.is_null() {
+                // SAFETY: the caller's slot.
+                unsafe { *out = stream as *mut c_void };
+            }
+            0
+        },
+        py_panic,
+    )
+}
+
+/// Our work stream for DLPack device `d`, where one of our devices holds that memory.
+fn work_stream(d: DLDevice) -> Option<usize> {
+    if d.device_type.is_host() {
+        return None;
     }
-    0
+    dlarray::devices().ok()?.into_iter().find_map(|dev| {
+        dev.memory_kinds()
+            .iter()
+            .any(|&k| dlarray::dlpack::dlpack_device_of(&dev, k) == Ok(d))
+            .then(|| dev.backend().dlpack_work_stream(dev.index()))
+            .flatten()
+    })
 }
 
 /// A producer's exchange table, when its type carries one of a major version we speak.
@@ -226,6 +297,34 @@ pub fn producer_table(x: &Bound<'_, PyAny>) -> Option<*const ExchangeApi> {
     let api = unsafe { p.as_ref()? };
     (api.header.version.major == 1 && api.managed_tensor_from_py_object_no_sync.is_some())
         .then_some(p)
+}
+
+/// Imports `x` through its producer's table: the tensor comes without synchronisation
+/// (`_no_sync`), so our device's work is then made to wait for the producer's current work
+/// stream on that device.
+pub fn import_with(x: &Bound<'_, PyAny>, api: *const ExchangeApi) -> PyResult<Array> {
+    let raw = export_with(x, api)?;
+    let RawDLPack::Versioned(p) = raw else {
+        unreachable!("export_with returns versioned tensors")
+    };
+    // SAFETY: the producer handed us a live versioned tensor.
+    let device = unsafe { (*p).dl_tensor.device };
+    let mut stream: *mut c_void = std::ptr::null_mut();
+    if !device.device_type.is_host() {
+        // SAFETY: `producer_table` checked the table; its functions follow the protocol.
+        if let Some(f) = unsafe { (*api).current_work_stream } {
+            // SAFETY: a slot of ours for the producer to fill.
+            if unsafe { f(device.device_type.0, device.device_id, &mut stream) } != 0 {
+                stream = std::ptr::null_mut();
+            }
+        }
+    }
+    // SAFETY: the producer handed us ownership of a versioned tensor.
+    let a = unsafe { Array::from_dlpack_raw(raw) }.map_err(crate::to_py)?;
+    let producer = (!stream.is_null()).then_some(stream as usize);
+    // SAFETY: the producer reported this live stream of its runtime for that device.
+    unsafe { dlarray::dlpack::wait_for_producer(device, producer) }.map_err(crate::to_py)?;
+    Ok(a)
 }
 
 /// Exports `x` through its producer's table.

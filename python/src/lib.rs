@@ -133,17 +133,15 @@ fn from_dlpack(
         }
         // The C exchange API skips the Python-level call and the capsule.
         if let Some(api) = exchange::producer_table(x) {
-            let raw = exchange::export_with(x, api)?;
-            // SAFETY: the producer handed us ownership of a versioned tensor.
-            let a = unsafe { Array::from_dlpack_raw(raw) }.map_err(to_py)?;
-            return Ok(PyArray(a));
+            return exchange::import_with(x, api).map(PyArray);
         }
     }
     let capsule = if x.hasattr("__dlpack__")? {
         // With a target device the producer is asked for it (`dl_device`), so a CUDA tensor
         // wanted on the CPU arrives as the producer's own host copy, as in NumPy and PyTorch.
         let wanted = target.as_ref().map(requested_dl_device);
-        match call_dlpack(x, wanted, copy) {
+        let stream = consumer_stream(x, wanted)?;
+        match call_dlpack(x, wanted, copy, stream) {
             Ok(c) => c,
             // A producer predating max_version/dl_device/copy: ask again with no keywords
             // (the copy to `target`, if any, then happens here).
@@ -155,7 +153,7 @@ fn from_dlpack(
             Err(e)
                 if e.is_instance_of::<pyo3::exceptions::PyBufferError>(py) && wanted.is_some() =>
             {
-                call_dlpack(x, None, copy)?
+                call_dlpack(x, None, copy, consumer_stream(x, None)?)?
             }
             Err(e) => return Err(e),
         }
@@ -194,14 +192,35 @@ fn requested_dl_device(target: &dlarray::Device) -> (i32, i32) {
     (d.device_type.0, d.device_id)
 }
 
-/// `x.__dlpack__(max_version=(1, 0), dl_device=..., copy=...)`, naming only what is set.
+/// The `stream=` to pass a producer whose data will arrive on DLPack device `wanted` (or, if
+/// not given, where `__dlpack_device__` says it is): the stream our backend will use it on,
+/// in its runtime's numbering; `None` for host memory (which takes no stream).
+fn consumer_stream(x: &Bound<'_, PyAny>, wanted: Option<(i32, i32)>) -> PyResult<Option<i64>> {
+    let (t, id) = match wanted {
+        Some(d) => d,
+        None => match x.call_method0("__dlpack_device__") {
+            Ok(d) => d.extract::<(i32, i32)>()?,
+            // A capsule-only or partial producer: nothing to go on.
+            Err(_) => return Ok(None),
+        },
+    };
+    let d = dlarray::DLDevice::new(dlarray::DLDeviceType(t), id);
+    Ok(dlarray::dlpack::consumer_stream(d).as_raw())
+}
+
+/// `x.__dlpack__(max_version=(1, 0), dl_device=..., copy=..., stream=...)`, naming only what
+/// is set.
 fn call_dlpack<'py>(
     x: &Bound<'py, PyAny>,
     dl_device: Option<(i32, i32)>,
     copy: Option<bool>,
+    stream: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let kwargs = PyDict::new(x.py());
     kwargs.set_item("max_version", (1, 0))?;
+    if let Some(s) = stream {
+        kwargs.set_item("stream", s)?;
+    }
     if let Some(d) = dl_device {
         kwargs.set_item("dl_device", d)?;
     }

@@ -120,14 +120,19 @@ impl Array {
                 layout: Layout::contiguous(&shape)?,
             });
         }
-        // Otherwise through host memory.
+        // Otherwise one copy: the target allocates (its own memory, or staging it can send on)
+        // and the holders download straight into it.
         let n: usize = shape.iter().product();
-        let mut bytes = crate::backends::host::try_host_vec::<u8>(
-            crate::layout::checked_bytes(n, dtype.size_in_bytes(), "host")?,
-            "host",
-        )?;
-        self.region_to_host(region, &mut bytes)?;
-        let buffer = device.backend().upload(device.index(), kind, &bytes)?;
+        let len = crate::layout::checked_bytes(n, dtype.size_in_bytes(), device.name())?;
+        // SAFETY: `region_to_host` writes every byte of `dst` (it fails, having read none,
+        // when the sizes differ) and never reads it.
+        let buffer = unsafe {
+            device
+                .backend()
+                .upload_with(device.index(), kind, len, &mut |dst| {
+                    self.region_to_host(region, dst)
+                })?
+        };
         Ok(ShardData {
             device: device.clone(),
             index: region.iter().cloned().collect(),

@@ -2,8 +2,9 @@
 //! zero-copy wrap on the matching device; the producer's deleter runs exactly once, when the
 //! last array using the memory drops (or at once, on any failure).
 
-use super::device::dlpack_device_of;
+use super::device::{dlpack_device_of, stream_convention_of};
 use super::ffi::*;
+use super::stream::{StreamArg, consumer_arg};
 use super::tensor::{DLPackTensor, Owned, RawDLPack};
 use crate::array::Array;
 use crate::array::foreign::{Strided, wrap};
@@ -38,7 +39,8 @@ fn dtype_of(t: &DLTensor) -> Result<DType> {
         return Err(bad(format!("lanes must be 1, got {lanes}")));
     }
     DType::from_dlpack_code_bits(code, bits).ok_or_else(|| {
-        let known = matches!(code, 0 | 1 | 2 | 4 | 5 | 6);
+        use type_code::*;
+        let known = [kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLComplex, kDLBool].contains(&code);
         if known {
             bad(format!(
                 "{bits} bits is not a supported width for DLPack type code {code}"
@@ -92,6 +94,40 @@ fn target_device(d: DLDevice) -> Result<(Device, MemoryKind, bool)> {
          ask the producer for a host copy instead (dl_device=(kDLCPU, 0); in Python, \
          dlarray.from_dlpack(x, device=\"cpu:0\"))"
     )))
+}
+
+/// What a consumer importing memory of DLPack device `d` passes as
+/// `__dlpack__(stream=...)`: for device memory of one of our backends with streams, the stream
+/// that backend will use it on (in that runtime's numbering); otherwise `None`.
+pub fn consumer_stream(d: DLDevice) -> StreamArg {
+    if d.device_type.is_host() {
+        return StreamArg::Unspecified;
+    }
+    match target_device(d) {
+        Ok((dev, kind, _)) => consumer_arg(
+            stream_convention_of(&dev, kind),
+            dev.backend().dlpack_work_stream(dev.index()),
+        ),
+        Err(_) => StreamArg::Unspecified,
+    }
+}
+
+/// After importing memory of DLPack device `d` that its producer wrote on stream `producer`
+/// (the C exchange API's `current_work_stream`): makes the importing device's work wait
+/// for that stream. Host memory needs nothing.
+///
+/// # Safety
+/// `producer` must be a live stream handle of the runtime that `d` belongs to.
+pub unsafe fn wait_for_producer(d: DLDevice, producer: Option<usize>) -> Result<()> {
+    if d.device_type.is_host() {
+        return Ok(());
+    }
+    let (dev, _, _) = target_device(d)?;
+    // SAFETY: forwarded contract.
+    unsafe {
+        dev.backend()
+            .dlpack_wait_for_producer(dev.index(), producer)
+    }
 }
 
 impl Array {

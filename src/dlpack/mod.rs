@@ -11,6 +11,8 @@ mod tensor;
 
 pub use device::{dlpack_device_for, dlpack_device_of};
 pub use export::ExportOptions;
+pub use import::{consumer_stream, wait_for_producer};
+pub use stream::{ExportSync, StreamArg, StreamConvention};
 pub use tensor::{DLPackTensor, RawDLPack};
 
 use std::sync::atomic::{AtomicU8, Ordering};

@@ -126,8 +126,36 @@ impl HostPool {
         }
     }
 
-    /// An uninitialised buffer of `len` bytes.
-    pub fn alloc(
+    /// A buffer of `len` zero bytes.
+    pub fn alloc_zeroed(
+        self: &Arc<Self>,
+        len: usize,
+        device: usize,
+        kind: MemoryKind,
+    ) -> Result<HostBuffer> {
+        let mut buf = self.alloc(len, device, kind)?;
+        // SAFETY: the block holds at least `len` writable bytes and is ours alone.
+        unsafe { std::ptr::write_bytes(buf.as_mut_ptr(), 0, len) };
+        Ok(buf)
+    }
+
+    /// A buffer of `len` bytes whose contents are unspecified (possibly uninitialised).
+    ///
+    /// # Safety
+    /// Every byte must be written before the buffer is read or shared (as a `DeviceBuffer`,
+    /// its host address lets safe code read it).
+    pub unsafe fn alloc_uninit(
+        self: &Arc<Self>,
+        len: usize,
+        device: usize,
+        kind: MemoryKind,
+    ) -> Result<HostBuffer> {
+        self.alloc(len, device, kind)
+    }
+
+    /// As [`alloc_uninit`](Self::alloc_uninit), for this crate's kernels, which write every
+    /// byte of their outputs before returning them.
+    pub(crate) fn alloc(
         self: &Arc<Self>,
         len: usize,
         device: usize,

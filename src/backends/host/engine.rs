@@ -126,7 +126,8 @@ pub(crate) fn map1<T: Element, U: Element>(
                 // SAFETY: output offsets of a row-major walk are oo..oo+len, inside `out`.
                 let os = unsafe { out_slice(o, &(oo as usize..oo as usize + len)) };
                 for (j, o) in os.iter_mut().enumerate() {
-                    o.write(f(x.at(xo + j as isize * xi)));
+                    // SAFETY: element j of a run the layout's walk produced.
+                    o.write(f(unsafe { x.at(xo + j as isize * xi) }));
                 }
             },
         );
@@ -168,24 +169,27 @@ pub(crate) fn map2<T: Element, U: Element>(
             |[ao, bo, oo], len, [ai, bi, _]| {
                 // SAFETY: output offsets of a row-major walk are oo..oo+len, inside `out`.
                 let os = unsafe { out_slice(o, &(oo as usize..oo as usize + len)) };
+                // SAFETY (every `at` below): element j of a run the layouts' walk produced,
+                // for operands whose inner strides are (ai, bi).
                 match (ai, bi) {
                     // Broadcasting a scalar-like operand: keep it in a register.
                     (1, 0) => {
-                        let q = b.at(bo);
+                        let q = unsafe { b.at(bo) };
                         for (j, o) in os.iter_mut().enumerate() {
-                            o.write(f(a.at(ao + j as isize), q));
+                            o.write(f(unsafe { a.at(ao + j as isize) }, q));
                         }
                     }
                     (0, 1) => {
-                        let p = a.at(ao);
+                        let p = unsafe { a.at(ao) };
                         for (j, o) in os.iter_mut().enumerate() {
-                            o.write(f(p, b.at(bo + j as isize)));
+                            o.write(f(p, unsafe { b.at(bo + j as isize) }));
                         }
                     }
                     _ => {
                         for (j, o) in os.iter_mut().enumerate() {
                             let j = j as isize;
-                            o.write(f(a.at(ao + j * ai), b.at(bo + j * bi)));
+                            let (p, q) = unsafe { (a.at(ao + j * ai), b.at(bo + j * bi)) };
+                            o.write(f(p, q));
                         }
                     }
                 }

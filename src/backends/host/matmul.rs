@@ -227,8 +227,14 @@ fn naive_run<T: Element>(
                 for (j, slot) in row.iter_mut().enumerate() {
                     let mut acc = zero;
                     for p in 0..k {
-                        let x = va.at(ao + i as isize * ars + p as isize * acs);
-                        let y = vb.at(bo + p as isize * brs + j as isize * bcs);
+                        // SAFETY: (i, p) of matrix `ao` and (p, j) of matrix `bo`: elements
+                        // the checked views' layouts reach.
+                        let (x, y) = unsafe {
+                            (
+                                va.at(ao + i as isize * ars + p as isize * acs),
+                                vb.at(bo + p as isize * brs + j as isize * bcs),
+                            )
+                        };
                         acc = fma(acc, x, y);
                     }
                     slot.write(acc);

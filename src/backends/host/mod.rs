@@ -206,6 +206,22 @@ impl Backend for HostBackend {
         Ok(finish(buf))
     }
 
+    unsafe fn upload_with(
+        &self,
+        device: usize,
+        kind: MemoryKind,
+        len: usize,
+        write: &mut dyn FnMut(&mut [u8]) -> Result<()>,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let dev = self.device(device)?;
+        let mut buf = dev.alloc(len, kind)?;
+        // SAFETY: `buf` was just allocated with `len` bytes and is not shared; the caller's
+        // contract makes `write` fill it without reading it first.
+        let dst = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr(), len) };
+        write(dst)?;
+        Ok(finish(buf))
+    }
+
     fn fill(
         &self,
         device: usize,

@@ -195,7 +195,8 @@ fn fold_inner<T: Element, R: Reducer<T>>(
                 acc = wide(|| r.fold_slice(acc, xs));
             } else {
                 for j in 0..len as isize {
-                    acc = r.fold(acc, v.at(off + j * st));
+                    // SAFETY: element j of a run the layout's walk produced.
+                    acc = r.fold(acc, unsafe { v.at(off + j * st) });
                 }
             }
         },

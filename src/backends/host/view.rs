@@ -76,11 +76,14 @@ impl<'a, T: Element> View<'a, T> {
         Some(unsafe { std::slice::from_raw_parts(self.base.add(self.layout.offset()), n) })
     }
 
-    /// The element at buffer offset `off` (an offset the layout reaches).
+    /// The element at buffer offset `off`.
+    ///
+    /// # Safety
+    /// `off` must be an offset this view's layout reaches (`new` checked that all of them lie
+    /// inside the buffer); kernels derive it from the layout's own shape and strides.
     #[inline(always)]
-    pub fn at(&self, off: isize) -> T {
-        // SAFETY: callers pass offsets produced from this view's layout, which `new` checked
-        // to lie inside the buffer.
+    pub unsafe fn at(&self, off: isize) -> T {
+        // SAFETY: per the contract, `off` is inside the checked buffer.
         unsafe { *self.base.offset(off) }
     }
 
