@@ -82,9 +82,39 @@ fn dlpack_column(d: &Device) -> String {
     }
 }
 
+/// What the backend declares about DLPack per memory kind (`undeclared`: JAX's platform
+/// rules decide), with its stream convention where it has streams.
+fn declared_column(d: &Device) -> String {
+    let one = |k: dlarray::MemoryKind| match d.dlpack_capability(k) {
+        None => "undeclared".to_string(),
+        Some(c) => {
+            let t = c
+                .device_type
+                .map_or("none".to_string(), |t| format!("{t:?}"));
+            match c.streams {
+                dlarray::dlpack::StreamConvention::None => t,
+                s => format!("{t} ({s:?} streams)"),
+            }
+        }
+    };
+    let parts: Vec<String> = d.memory_kinds().iter().map(|&k| one(k)).collect();
+    if parts.iter().all(|p| p == "undeclared") {
+        return "undeclared".into();
+    }
+    match d.memory_kinds() {
+        [_] => parts.join(""),
+        ks => ks
+            .iter()
+            .zip(&parts)
+            .map(|(k, p)| format!("{k}: {p}"))
+            .collect::<Vec<_>>()
+            .join("; "),
+    }
+}
+
 fn devices() -> Result<()> {
     let devices = dlarray::devices()?;
-    let rows: Vec<[String; 6]> = devices
+    let rows: Vec<[String; 7]> = devices
         .iter()
         .map(|d| {
             [
@@ -93,6 +123,7 @@ fn devices() -> Result<()> {
                 d.platform().to_string(),
                 d.platform_version().to_string(),
                 kinds(d),
+                declared_column(d),
                 dlpack_column(d),
             ]
         })
@@ -103,6 +134,7 @@ fn devices() -> Result<()> {
         "platform",
         "platform_version",
         "memory_kinds",
+        "dlpack_declared",
         "dlpack",
     ];
     let mut width = header.map(str::len);

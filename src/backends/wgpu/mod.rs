@@ -250,6 +250,16 @@ impl Backend for WgpuBackend {
             .collect()
     }
 
+    /// wgpu buffers have no address a DLPack consumer could use: declared unexportable, so
+    /// exports fall back to a host copy (JAX's platform message says why).
+    fn dlpack_capability(
+        &self,
+        _device: usize,
+        _kind: MemoryKind,
+    ) -> Option<crate::backends::DlpackCapability> {
+        Some(crate::backends::DlpackCapability::NONE)
+    }
+
     fn kernel_dtypes(&self, device: usize) -> Vec<DType> {
         match self.ctx(device) {
             Ok(ctx) => DType::ALL
