@@ -34,8 +34,9 @@ pub use array::sharding::{Mesh, PartitionSpec, Sharding};
 pub use array::{Array, Axes, ScalarValue, Shard};
 pub use backends::registry::default_device;
 pub use backends::{
-    Backend, BackendStatus, BinaryOp, Device, DeviceBuffer, DeviceDesc, MemoryKind, ReduceOp,
-    TensorRef, UnaryOp, backends, devices, get_device, register_backend,
+    Address, Backend, BackendStatus, BinaryOp, Device, DeviceBuffer, DeviceDesc, DlpackCapability,
+    MemoryKind, Owner, ReduceOp, TensorRef, UnaryOp, backends, devices, get_device,
+    register_backend,
 };
 pub use dlpack::ffi::{DLDevice, DLDeviceType};
 pub use dlpack::{DLPackTensor, DlpackPolicy, ExportOptions, RawDLPack, set_dlpack_policy};
@@ -46,7 +47,9 @@ pub use layout::{Layout, Slice};
 /// Host-memory building blocks for backends that compute on host RAM (used by the CPU and
 /// TPU-host backends; available to users writing their own).
 pub mod host {
-    pub use crate::backends::host::{HOST_ALIGN, HostBackend, HostBuffer, HostConfig, HostPool};
+    pub use crate::backends::host::{
+        ForeignBuffer, HOST_ALIGN, HostBackend, HostBuffer, HostConfig, HostPool, try_host_vec,
+    };
 }
 
 // Compile-time check of the contract that `Array` can cross threads.

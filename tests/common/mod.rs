@@ -2,6 +2,7 @@
 //! comparison that knows each dtype's precision.
 #![allow(dead_code)]
 
+pub mod async_fake;
 pub mod fake;
 
 use dlarray::{Array, DType, Device, Element, Scalar};
