@@ -186,3 +186,153 @@ proptest! {
         }
     }
 }
+
+// ---- extreme sizes: the checked layout algebra against an i128/u128 reference ----
+
+/// Axis lengths around the wrap points: 0, 1, 2, 2^31, 2^32, 2^62, 2^63 - 1, 2^63, usize::MAX.
+fn extreme_dim() -> impl Strategy<Value = usize> {
+    prop_oneof![
+        Just(0usize),
+        Just(1),
+        Just(2),
+        Just(3),
+        Just(1 << 31),
+        Just(1 << 32),
+        Just((1 << 32) + 1),
+        Just(1 << 62),
+        Just(isize::MAX as usize),
+        Just(1 << 63),
+        Just(usize::MAX),
+        0usize..1000,
+    ]
+}
+
+/// The reference: the product of the non-zero axes, exactly, if it is at most isize::MAX.
+fn reference_size(shape: &[usize]) -> Option<usize> {
+    let mut p: u128 = 1;
+    for &d in shape.iter().filter(|&&d| d != 0) {
+        p = p.checked_mul(d as u128)?;
+        if p > isize::MAX as u128 {
+            return None;
+        }
+    }
+    Some(if shape.contains(&0) { 0 } else { p as usize })
+}
+
+/// Python's slice length, in i128 so no input can wrap.
+fn reference_slice_len(n: usize, start: Option<isize>, stop: Option<isize>, step: isize) -> usize {
+    let (n, step) = (n as i128, step as i128);
+    let norm = |v: isize, lo: i128, hi: i128| {
+        let v = v as i128;
+        (if v < 0 { v + n } else { v }).clamp(lo, hi)
+    };
+    if step > 0 {
+        let (b, e) = (
+            start.map_or(0, |v| norm(v, 0, n)),
+            stop.map_or(n, |v| norm(v, 0, n)),
+        );
+        if e > b {
+            ((e - b + step - 1) / step) as usize
+        } else {
+            0
+        }
+    } else {
+        let b = start.map_or(n - 1, |v| norm(v, -1, n - 1));
+        let e = stop.map_or(-1, |v| norm(v, -1, n - 1));
+        if b > e {
+            ((b - e - step - 1) / -step) as usize
+        } else {
+            0
+        }
+    }
+}
+
+fn extreme_isize() -> impl Strategy<Value = isize> {
+    prop_oneof![
+        Just(isize::MIN),
+        Just(isize::MIN + 1),
+        Just(-(1isize << 32)),
+        Just(-1),
+        Just(0),
+        Just(1),
+        Just(1 << 32),
+        Just(isize::MAX - 1),
+        Just(isize::MAX),
+        -30isize..30,
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn sizes_are_checked_at_the_wrap_points(
+        shape in prop::collection::vec(extreme_dim(), 0..5),
+        extra in prop::collection::vec(extreme_dim(), 0..3),
+    ) {
+        use dlarray::Layout;
+        let want = reference_size(&shape);
+        prop_assert_eq!(dlarray::layout::checked_size(&shape).ok(), want);
+        prop_assert_eq!(Layout::contiguous(&shape).ok().map(|l| l.size()), want);
+        // Broadcasting a one-element layout to `shape` succeeds exactly when it fits.
+        let one = Layout::contiguous(&vec![1; shape.len().min(1)]).unwrap();
+        prop_assert_eq!(one.broadcast_to(&shape).ok().map(|l| l.size()), want);
+        // broadcast_shapes of `shape` and a shape of ones with `extra` leading axes.
+        let mut other = extra.clone();
+        other.extend(std::iter::repeat_n(1, shape.len()));
+        let mut joined = extra.clone();
+        joined.extend(&shape);
+        let got = dlarray::layout::broadcast_shapes("t", &shape, &other).ok();
+        match reference_size(&joined) {
+            Some(_) => prop_assert_eq!(got.as_deref(), Some(joined.as_slice())),
+            None => prop_assert!(got.is_none()),
+        }
+        // Element and byte counts of a valid size.
+        if let Some(n) = want {
+            let bytes = (n as u128) * 16;
+            prop_assert_eq!(
+                dlarray::layout::checked_bytes(n, 16, "t").ok(),
+                (bytes <= isize::MAX as u128).then_some(bytes as usize)
+            );
+        }
+    }
+
+    #[test]
+    fn slices_never_wrap(
+        n in prop_oneof![0usize..20, Just(1usize << 40)],
+        start in prop::option::of(extreme_isize()),
+        stop in prop::option::of(extreme_isize()),
+        step in extreme_isize(),
+    ) {
+        use dlarray::Layout;
+        let base = Layout::contiguous(&[n]).unwrap();
+        let got = base.slice(&[Slice::new(start, stop, step)]);
+        if step == 0 {
+            prop_assert!(got.is_err());
+            return Ok(());
+        }
+        let l = got.unwrap();
+        prop_assert_eq!(l.shape()[0], reference_slice_len(n, start, stop, step));
+        // Every offset the view reaches is an element of the base.
+        if l.size() > 0 {
+            let last = l.offset() as i128 + (l.shape()[0] as i128 - 1) * l.strides()[0] as i128;
+            prop_assert!((0..n as i128).contains(&(l.offset() as i128)));
+            prop_assert!((0..n as i128).contains(&last));
+        }
+    }
+
+    #[test]
+    fn raw_parts_reaching_past_isize_are_refused(
+        d in extreme_dim(),
+        stride in extreme_isize(),
+        offset in prop_oneof![Just(0usize), Just(isize::MAX as usize), Just(usize::MAX), 0usize..100],
+    ) {
+        use dlarray::Layout;
+        let got = Layout::from_parts(&[d], &[stride], offset, usize::MAX);
+        let reach = (d as i128 - 1) * stride as i128;
+        let (lo, hi) = (offset as i128 + reach.min(0), offset as i128 + reach.max(0));
+        let ok = reference_size(&[d]).is_some()
+            && (d == 0 || (lo >= 0 && hi <= isize::MAX as i128));
+        prop_assert_eq!(got.is_ok(), ok, "d={} stride={} offset={}", d, stride, offset);
+    }
+}

@@ -146,9 +146,9 @@ fn single_device_binary(
         return None;
     }
     Some(
-        binary_kernel(op, sa, sb, shape, compute, out).and_then(|buf| {
-            let layout = Layout::contiguous(shape)?;
-            Ok(Array::from_buffer(sa.device.clone(), out, buf, layout))
+        // `shape` came from broadcast_shapes: already checked.
+        binary_kernel(op, sa, sb, shape, compute, out).map(|buf| {
+            Array::from_buffer(sa.device.clone(), out, buf, Layout::contiguous_valid(shape))
         }),
     )
 }

@@ -41,52 +41,55 @@ struct Plan<'a> {
     /// this is what it imports as.
     origin: Option<Array>,
     source: Source<'a>,
-    /// The device and memory kind holding the data, when work on it may still be queued.
-    on: Option<(Device, MemoryKind)>,
     device: DLDevice,
     fallback: Option<BufferError>,
 }
 
-impl Plan<'_> {
-    /// The stream handshake before the tensor is handed out: the array API's rule for the
-    /// consumer's `stream` on this memory, executed by the backend holding it.
-    fn sync(&self, stream: StreamArg) -> Result<()> {
-        let host = self.device.device_type.is_host();
-        let Some((device, kind)) = &self.on else {
-            return export_sync(Default::default(), host, stream).map(drop);
-        };
-        let rule = export_sync(stream_convention_of(device, *kind), host, stream)?;
-        let buffer: &dyn DeviceBuffer = match &self.source {
-            Source::InPlace(b, _) => &***b,
-            Source::Copy(b) => &**b,
-        };
-        device.backend().dlpack_export_sync(buffer, rule)
-    }
+/// The stream handshake before `buffer` of `device` is handed out as DLPack device `dl`:
+/// the array API's rule for the consumer's `stream` on that memory, executed by the backend.
+fn sync_for_consumer(
+    device: &Device,
+    kind: MemoryKind,
+    buffer: &dyn DeviceBuffer,
+    dl: DLDevice,
+    stream: StreamArg,
+) -> Result<()> {
+    let host = dl.device_type.is_host();
+    // Host memory takes no stream, whatever the runtime's convention.
+    let convention = if host {
+        Default::default()
+    } else {
+        stream_convention_of(device, kind)
+    };
+    let rule = export_sync(convention, host, stream)?;
+    device.backend().dlpack_export_sync(buffer, rule)
 }
 
 /// Refuses to describe `buffer` as DLPack device `dl`: a host address must go out under a
 /// host device type and a device address under a device one (never a host pointer labelled
 /// kDLCUDA), and opaque memory has no address at all.
+#[inline]
 fn check_address(device: &Device, buffer: &dyn DeviceBuffer, dl: DLDevice) -> Result<()> {
-    let ok = match buffer.address() {
-        Address::Host(_) => dl.device_type.is_host(),
-        Address::Device(_) => !dl.device_type.is_host(),
-        Address::Opaque => {
-            return Err(BufferError::Other(format!(
-                "buffers of backend `{}` have no raw address to export",
-                device.backend_name()
-            ))
-            .into());
-        }
-    };
-    if !ok {
-        return Err(BufferError::Other(format!(
-            "{device} holds {:?} memory, which cannot be exported as DLPack device {dl:?}",
-            buffer.address()
-        ))
-        .into());
+    let address = buffer.address();
+    match address {
+        Address::Host(_) if dl.device_type.is_host() => Ok(()),
+        Address::Device(_) if !dl.device_type.is_host() => Ok(()),
+        _ => Err(address_mismatch(device, address, dl)),
     }
-    Ok(())
+}
+
+#[cold]
+fn address_mismatch(device: &Device, address: Address, dl: DLDevice) -> Error {
+    let why = match address {
+        Address::Opaque => format!(
+            "buffers of backend `{}` have no raw address to export",
+            device.backend_name()
+        ),
+        _ => format!(
+            "{device} holds {address:?} memory, which cannot be exported as DLPack device {dl:?}"
+        ),
+    };
+    BufferError::Other(why).into()
 }
 
 /// The memory a tensor describes.
@@ -149,7 +152,6 @@ impl Array {
             }
         }
         let plan = self.plan(&o)?;
-        plan.sync(o.stream)?;
         let copied = matches!(plan.source, Source::Copy(_));
         let read_only = self.is_read_only() && !copied;
         if read_only && !versioned {
@@ -165,7 +167,7 @@ impl Array {
         if copied {
             flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
         }
-        build(plan, self.shape(), self.dtype(), versioned, flags)
+        Ok(build(plan, self.shape(), self.dtype(), versioned, flags))
     }
 
     fn plan(&self, o: &ExportOptions) -> Result<Plan<'_>> {
@@ -176,22 +178,23 @@ impl Array {
             let s = self.single().ok_or(BufferError::Sharded)?;
             check_address(&s.device, &*s.buffer, device)?;
             if o.copy == Some(true) {
+                // The copy is queued behind the work on the source: only it needs the wait.
                 let t = s.tensor(self.dtype());
                 let buffer = s
                     .device
                     .backend()
                     .copy(t, s.device.index(), s.memory_kind())?;
                 check_address(&s.device, &*buffer, device)?;
+                sync_for_consumer(&s.device, s.memory_kind(), &*buffer, device, o.stream)?;
                 return Ok(Plan {
                     origin: None,
                     source: Source::Copy(buffer),
-                    on: Some((s.device.clone(), s.memory_kind())),
                     device,
                     fallback: None,
                 });
             }
+            sync_for_consumer(&s.device, s.memory_kind(), &*s.buffer, device, o.stream)?;
             Ok(Plan {
-                on: Some((s.device.clone(), s.memory_kind())),
                 // Only when the tensor describes the array as it is (not relabelled as host).
                 origin: (Some(device) == here).then(|| self.clone()),
                 source: Source::InPlace(&s.buffer, &s.layout),
@@ -207,7 +210,7 @@ impl Array {
                 if policy == DlpackPolicy::Strict || o.copy == Some(false) {
                     return Err(reason.into());
                 }
-                self.host_copy(Some(reason))
+                self.host_copy(Some(reason), o.stream)
             }
             (native, Some(want)) => {
                 if o.copy == Some(false) {
@@ -218,15 +221,17 @@ impl Array {
                     return Err(Error::copy_required(format!("{want:?}"), src));
                 }
                 if want == DLDevice::CPU {
-                    return self.host_copy(None);
+                    return self.host_copy(None, o.stream);
                 }
-                self.copy_to(want)
+                self.copy_to(want, o.stream)
             }
         }
     }
 
     /// Everything gathered into fresh host memory, exported as `(kDLCPU, 0)`.
-    fn host_copy(&self, fallback: Option<BufferError>) -> Result<Plan<'_>> {
+    fn host_copy(&self, fallback: Option<BufferError>, stream: StreamArg) -> Result<Plan<'_>> {
+        // Written by the host, here: nothing is pending, but the stream rule still holds.
+        export_sync(Default::default(), true, stream)?;
         let bytes = self.size() * self.dtype().size_in_bytes();
         let mut buf: HostBuffer = export_pool().alloc(bytes, 0, MemoryKind::UnpinnedHost)?;
         // SAFETY: `buf` was just allocated with `bytes` bytes and is not shared yet; every
@@ -236,15 +241,13 @@ impl Array {
         Ok(Plan {
             origin: None,
             source: Source::Copy(Arc::new(buf)),
-            // Written by the host, here: nothing is pending.
-            on: None,
             device: DLDevice::CPU,
             fallback,
         })
     }
 
     /// A copy onto the device whose DLPack device is `want`.
-    fn copy_to(&self, want: DLDevice) -> Result<Plan<'_>> {
+    fn copy_to(&self, want: DLDevice, stream: StreamArg) -> Result<Plan<'_>> {
         for device in crate::backends::devices()? {
             for &kind in device.memory_kinds() {
                 if dlpack_device_of(&device, kind) == Ok(want) {
@@ -266,10 +269,10 @@ impl Array {
                         s.device.backend().copy(t, s.device.index(), kind)?
                     };
                     check_address(&device, &*buffer, want)?;
+                    sync_for_consumer(&device, kind, &*buffer, want, stream)?;
                     return Ok(Plan {
                         origin: None,
                         source: Source::Copy(buffer),
-                        on: Some((device, kind)),
                         device: want,
                         fallback: None,
                     });
@@ -411,7 +414,7 @@ fn build(
     dtype: crate::DType,
     versioned: bool,
     flags: u64,
-) -> Result<DLPackTensor> {
+) -> DLPackTensor {
     let contiguous;
     let (data, layout, keep) = match plan.source {
         Source::InPlace(buffer, layout) => {
@@ -420,7 +423,8 @@ fn build(
             (data_ptr(&**buffer, layout, dtype), layout, keep)
         }
         Source::Copy(buffer) => {
-            contiguous = Layout::contiguous(shape)?;
+            // The array's own shape: already checked.
+            contiguous = Layout::contiguous_valid(shape);
             (
                 data_ptr(&*buffer, &contiguous, dtype),
                 &contiguous,
@@ -462,7 +466,7 @@ fn build(
         };
         Owned::Legacy(leak(managed, layout, keep, plan.origin))
     };
-    Ok(DLPackTensor::from_owned(owned, plan.fallback))
+    DLPackTensor::from_owned(owned, plan.fallback)
 }
 
 /// A tensor dlarray exported, coming back to dlarray: rebuild the array from what the holder

@@ -91,6 +91,7 @@ fn refused(stream: i64, on: &str) -> Error {
 
 /// The array API's rule for `arg` on memory of a runtime numbering streams by `convention`;
 /// `host` memory takes only `None`.
+#[inline]
 pub fn export_sync(convention: StreamConvention, host: bool, arg: StreamArg) -> Result<ExportSync> {
     use StreamConvention as C;
     if host {

@@ -85,13 +85,38 @@ impl Layout {
 
     /// A row-major layout of `shape` at offset 0; an error when `shape` has more elements
     /// than an array can hold.
+    #[inline]
     pub fn contiguous(shape: &[usize]) -> Result<Layout> {
-        checked_size(shape)?;
+        // One pass (every op builds its output's layout here): the row-major strides are the
+        // suffix products of max(d, 1), whose total is the product of the non-zero axes, so
+        // checking that total is `checked_size`'s check.
+        let mut strides: Strides = SmallVec::from_elem(1, shape.len());
+        let mut acc = 1usize;
+        for (s, &d) in strides.iter_mut().zip(shape).rev() {
+            *s = acc as isize;
+            match acc.checked_mul(d.max(1)) {
+                Some(p) if p <= MAX_ELEMENTS => acc = p,
+                _ => return Err(shape::too_large(shape)),
+            }
+        }
         Ok(Layout {
-            strides: contiguous_strides(shape),
+            strides,
             shape: SmallVec::from_slice(shape),
             offset: 0,
         })
+    }
+
+    /// `contiguous` for a shape known to obey the size limit: the shape of an existing
+    /// layout, or one `checked_size`/`broadcast_shapes` accepted. The op path builds every
+    /// output layout here, and the check would be repeated work.
+    #[inline]
+    pub(crate) fn contiguous_valid(shape: &[usize]) -> Layout {
+        debug_assert!(checked_size(shape).is_ok(), "{shape:?} was not checked");
+        Layout {
+            strides: contiguous_strides(shape),
+            shape: SmallVec::from_slice(shape),
+            offset: 0,
+        }
     }
 
     /// A layout from raw parts; checks that every reachable offset lies in `0..buffer_len`.

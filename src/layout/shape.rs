@@ -19,6 +19,7 @@ pub const MAX_ELEMENTS: usize = isize::MAX as usize;
 
 /// Number of elements of `shape`, or an error when the product of its non-zero axes exceeds
 /// [`MAX_ELEMENTS`] (so `[0, 2^62, 2^62]` is refused too: its strides would overflow).
+#[inline]
 pub fn checked_size(shape: &[usize]) -> Result<usize> {
     let mut nonzero = 1usize;
     let mut empty = false;
@@ -35,7 +36,8 @@ pub fn checked_size(shape: &[usize]) -> Result<usize> {
     Ok(if empty { 0 } else { nonzero })
 }
 
-fn too_large(shape: &[usize]) -> Error {
+#[cold]
+pub(crate) fn too_large(shape: &[usize]) -> Error {
     let exact: u128 = shape
         .iter()
         .filter(|&&d| d != 0)
@@ -53,18 +55,25 @@ fn too_large(shape: &[usize]) -> Error {
 
 /// Bytes of `elements` items of `item_size` bytes, for `device`'s allocator: a product that
 /// overflows is `Error::OutOfMemory` (no allocation of that size can succeed).
+#[inline]
 pub fn checked_bytes(elements: usize, item_size: usize, device: &str) -> Result<usize> {
-    elements
-        .checked_mul(item_size)
-        .filter(|&b| b <= isize::MAX as usize)
-        .ok_or_else(|| Error::OutOfMemory {
-            device: device.to_string(),
-            bytes: elements as u128 * item_size as u128,
-            reason: "the size exceeds the address space".into(),
-        })
+    match elements.checked_mul(item_size) {
+        Some(b) if b <= isize::MAX as usize => Ok(b),
+        _ => Err(bytes_overflow(elements, item_size, device)),
+    }
+}
+
+#[cold]
+fn bytes_overflow(elements: usize, item_size: usize, device: &str) -> Error {
+    Error::OutOfMemory {
+        device: device.to_string(),
+        bytes: elements as u128 * item_size as u128,
+        reason: "the size exceeds the address space".into(),
+    }
 }
 
 /// Row-major strides of `shape` (a shape [`checked_size`] accepts, so none overflows).
+#[inline]
 pub fn contiguous_strides(shape: &[usize]) -> Strides {
     let mut strides: Strides = SmallVec::from_elem(1, shape.len());
     let mut acc = 1isize;
@@ -100,10 +109,16 @@ pub fn same_shape(a: &[usize], b: &[usize]) -> bool {
 }
 
 /// NumPy broadcasting of two shapes; the result obeys the size limit ([`checked_size`]).
+#[inline]
 pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Dims> {
     if same_shape(a, b) {
         return Ok(SmallVec::from_slice(a));
     }
+    broadcast_distinct(op, a, b)
+}
+
+/// `broadcast_shapes` of two different shapes (out of line: the common case is equal ones).
+fn broadcast_distinct(op: &'static str, a: &[usize], b: &[usize]) -> Result<Dims> {
     let n = a.len().max(b.len());
     let mut out: Dims = SmallVec::from_elem(0, n);
     for k in 0..n {

@@ -84,6 +84,9 @@ pub(crate) fn unary(
     }
 }
 
+// One caller (HostBackend::binary): inlined there, as it was before the contract's changes
+// tipped the heuristics (a call here cost ~30 instructions per op).
+#[inline(always)]
 pub(crate) fn binary(
     be: &HostBackend,
     dev: &HostDevice,

@@ -78,6 +78,7 @@ pub(crate) unsafe fn out_slice<'a, U>(
 }
 
 /// Allocates the output of an elementwise kernel: `n` elements of `U` on `dev`.
+#[inline]
 pub(crate) fn alloc_out<U: Element>(
     dev: &HostDevice,
     n: usize,

@@ -64,6 +64,7 @@ impl HostDevice {
         pool.alloc(bytes, self.index, kind)
     }
 
+    #[inline]
     pub(crate) fn name(&self) -> &str {
         &self.name
     }
