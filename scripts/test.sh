@@ -36,6 +36,13 @@ fi
 export DLARRAY_REQUIRE="${DLARRAY_REQUIRE:-cpu,tpu,wgpu}"
 echo "DLARRAY_REQUIRE=$DLARRAY_REQUIRE"
 cargo test --all-features "$@"
+# The wgpu suite again with the Vulkan driver hidden: wgpu falls back to Mesa's GL, whose
+# context lock panicked (and aborted the test binary) when two threads used it at once.
+if [ $# -eq 0 ]; then
+  echo "== wgpu suite on GL only (VK_ICD_FILENAMES hidden)"
+  VK_ICD_FILENAMES=/nonexistent.json DLARRAY_REQUIRE=cpu,wgpu \
+    cargo test --all-features --test wgpu --test wgpu_limits
+fi
 
 # --- Python module and its pytest suite ---------------------------------------------------
 # A venv with the released NumPy, JAX (CPU) and PyTorch our capsules must satisfy, the module

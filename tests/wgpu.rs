@@ -602,3 +602,40 @@ fn dlpack_export_falls_back_to_a_host_copy() {
         }
     }
 }
+
+/// Many threads on one device at once (GL adapters serialise inside dlarray; wgpu's own GL
+/// context lock used to panic and abort the process), each result checked, buffers dropped
+/// on whichever thread holds them last.
+#[test]
+fn many_threads_share_one_device() {
+    let gpu = gpus()[0].clone();
+    let base: Vec<f32> = (0..4096).map(|i| i as f32).collect();
+    let x = Array::from_vec(base.clone(), &[64, 64])
+        .unwrap()
+        .to_device(&gpu)
+        .unwrap();
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let (x, base) = (x.clone(), base.clone());
+            std::thread::spawn(move || {
+                for i in 0..6 {
+                    let k = (t * 10 + i) as f32;
+                    let y = (&x
+                        + &Array::scalar(k)
+                            .unwrap()
+                            .to_device(&x.devices()[0])
+                            .unwrap())
+                        .unwrap();
+                    let want: Vec<f32> = base.iter().map(|v| v + k).collect();
+                    assert_eq!(y.to_vec::<f32>().unwrap(), want, "thread {t} step {i}");
+                    let s = y.sum(dlarray::Axes::All).unwrap().item::<f32>().unwrap();
+                    assert!(s > 0.0);
+                }
+                x // dropped by the main thread
+            })
+        })
+        .collect();
+    for t in threads {
+        drop(t.join().expect("no panic, no abort"));
+    }
+}

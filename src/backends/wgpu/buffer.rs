@@ -2,9 +2,12 @@
 //! `Address` is `Opaque`), which is what makes DLPack export fall back to a host copy.
 
 use super::context::Ctx;
+use super::serial::SerialLock;
 use crate::backends::{DeviceBuffer, MemoryKind};
 use crate::error::Result;
 use std::any::Any;
+use std::mem::ManuallyDrop;
+use std::sync::Arc;
 
 /// Usage every array buffer has: kernels read and write it, copies go both ways.
 pub(crate) const USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
@@ -14,17 +17,22 @@ pub(crate) const USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
 #[derive(Debug)]
 pub(crate) struct WgpuBuffer {
     pub device: usize,
-    pub raw: wgpu::Buffer,
+    /// Dropped by hand, under the device's serial lock (see `Drop`).
+    pub raw: ManuallyDrop<wgpu::Buffer>,
     /// Bytes of data (the allocation is rounded up to a multiple of 4).
     pub len: usize,
+    /// The GL device's lock: a buffer may be dropped on any thread, and destroying it
+    /// touches the GL context.
+    serial: Option<Arc<SerialLock>>,
 }
 
 impl WgpuBuffer {
     pub fn alloc(ctx: &Ctx, device: usize, len: usize) -> Result<WgpuBuffer> {
         Ok(WgpuBuffer {
             device,
-            raw: ctx.create_buffer(len as u64, USAGE)?,
+            raw: ManuallyDrop::new(ctx.create_buffer(len as u64, USAGE)?),
             len,
+            serial: ctx.serial.clone(),
         })
     }
 
@@ -43,6 +51,19 @@ impl WgpuBuffer {
         }
         ctx.check()?;
         Ok(buf)
+    }
+}
+
+impl Drop for WgpuBuffer {
+    fn drop(&mut self) {
+        // wgpu defers the destruction to its device; a panic inside it must not cross a
+        // drop (a second panic aborts).
+        let _g = self.serial.as_deref().map(SerialLock::lock);
+        let raw = &mut self.raw;
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // SAFETY: dropped exactly once, here; `raw` is not used afterwards.
+            unsafe { ManuallyDrop::drop(raw) }
+        }));
     }
 }
 

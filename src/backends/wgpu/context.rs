@@ -6,6 +6,7 @@
 //! followed by a check of the error the device's handler recorded, so a failure becomes an
 //! `Error::Backend` naming the device instead of a panic.
 
+use super::serial::SerialLock;
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -18,6 +19,8 @@ pub(crate) struct Gpu {
     pub name: String,
     adapter: wgpu::Adapter,
     pub info: wgpu::AdapterInfo,
+    /// GL adapters only: every call on the device holds it (see `serial.rs`).
+    pub serial: Option<Arc<SerialLock>>,
     ctx: OnceLock<std::result::Result<Ctx, String>>,
 }
 
@@ -35,6 +38,8 @@ pub(crate) struct Ctx {
     pipelines: Mutex<HashMap<String, wgpu::ComputePipeline>>,
     /// The first error the device reported outside an error scope, or its loss.
     failure: Arc<Mutex<Failure>>,
+    /// The GL device's serial lock, for buffers to take when they drop.
+    pub serial: Option<Arc<SerialLock>>,
 }
 
 /// What the device's callbacks recorded since the last check.
@@ -77,18 +82,25 @@ pub(crate) struct Dispatch<'a> {
 impl Gpu {
     pub fn new(name: String, adapter: wgpu::Adapter) -> Gpu {
         let info = adapter.get_info();
+        let serial = (info.backend == wgpu::Backend::Gl).then(Arc::default);
         Gpu {
             name,
             adapter,
             info,
+            serial,
             ctx: OnceLock::new(),
         }
+    }
+
+    /// The device if it has been opened.
+    pub fn opened(&self) -> Option<&Ctx> {
+        self.ctx.get().and_then(|c| c.as_ref().ok())
     }
 
     /// The device, created on first call; the error says why it could not be.
     pub fn ctx(&self) -> Result<&Ctx> {
         self.ctx
-            .get_or_init(|| Ctx::open(&self.name, &self.adapter))
+            .get_or_init(|| Ctx::open(&self.name, &self.adapter, self.serial.clone()))
             .as_ref()
             .map_err(|e| Error::Backend {
                 backend: "wgpu".into(),
@@ -109,7 +121,11 @@ fn env_binding_limit() -> Option<u64> {
 }
 
 impl Ctx {
-    fn open(name: &str, adapter: &wgpu::Adapter) -> std::result::Result<Ctx, String> {
+    fn open(
+        name: &str,
+        adapter: &wgpu::Adapter,
+        serial: Option<Arc<SerialLock>>,
+    ) -> std::result::Result<Ctx, String> {
         let want = wgpu::Features::SHADER_F16;
         let features = adapter.features() & want;
         let limits = adapter.limits();
@@ -154,6 +170,7 @@ impl Ctx {
             queue,
             pipelines: Mutex::default(),
             failure,
+            serial,
         })
     }
 
@@ -179,6 +196,12 @@ impl Ctx {
                 })
             }
         }
+    }
+
+    /// Marks the device lost (wgpu panicked inside it: its state is unknown).
+    pub fn mark_lost(&self, reason: &str) {
+        let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        *f = Failure::Lost(reason.to_string());
     }
 
     /// Alignment of binding offsets, in bytes.

@@ -12,6 +12,7 @@ mod elementwise;
 mod fill;
 mod matmul;
 mod reduce;
+mod serial;
 mod strided;
 mod wgsl;
 
@@ -108,6 +109,31 @@ fn element_bytes(dtype: DType, value: Scalar) -> Vec<u8> {
 }
 
 impl WgpuBackend {
+    /// Runs one backend call on `device`: holding its GL lock (GL adapters only), with a
+    /// panic inside wgpu turned into `DeviceLost` for this call (the device is then marked
+    /// lost: its state is unknown).
+    fn guard<T>(&self, device: usize, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let Some(gpu) = self.gpus.get(device) else {
+            return f(); // reports the unknown device
+        };
+        serial::guarded(
+            gpu.serial.as_deref(),
+            &gpu.name,
+            |msg| {
+                if let Some(ctx) = gpu.opened() {
+                    ctx.mark_lost(&format!("wgpu panicked: {msg}"));
+                }
+            },
+            f,
+        )
+    }
+
+    /// The device a kernel input lives on (`usize::MAX` for a foreign buffer: the call then
+    /// reports it).
+    fn device_of(&self, t: &TensorRef<'_>) -> usize {
+        self.buffer(t).map_or(usize::MAX, |b| b.device)
+    }
+
     fn ctx(&self, device: usize) -> Result<&Ctx> {
         self.gpus
             .get(device)
@@ -224,43 +250,9 @@ fn device_only(kind: MemoryKind) -> Result<()> {
     Ok(())
 }
 
-impl Backend for WgpuBackend {
-    fn name(&self) -> &str {
-        "wgpu"
-    }
-    fn platform(&self) -> &str {
-        "wgpu"
-    }
-    fn platform_version(&self) -> String {
-        WGPU_VERSION.to_string()
-    }
-    fn device_platform_version(&self, device: usize) -> String {
-        match self.gpus.get(device) {
-            Some(g) => format!("{WGPU_VERSION} {} {}", g.info.backend.to_str(), g.info.name),
-            None => WGPU_VERSION.to_string(),
-        }
-    }
-    fn devices(&self) -> Vec<DeviceDesc> {
-        (0..self.gpus.len())
-            .map(|index| DeviceDesc {
-                index,
-                local_hardware_id: None,
-                memory_kinds: vec![MemoryKind::Device],
-            })
-            .collect()
-    }
-
-    /// wgpu buffers have no address a DLPack consumer could use: declared unexportable, so
-    /// exports fall back to a host copy (JAX's platform message says why).
-    fn dlpack_capability(
-        &self,
-        _device: usize,
-        _kind: MemoryKind,
-    ) -> Option<crate::backends::DlpackCapability> {
-        Some(crate::backends::DlpackCapability::NONE)
-    }
-
-    fn kernel_dtypes(&self, device: usize) -> Vec<DType> {
+/// The backend's work, each call run by `Backend` under `guard` (the GL lock, panics caught).
+impl WgpuBackend {
+    fn kernel_dtypes_raw(&self, device: usize) -> Vec<DType> {
         match self.ctx(device) {
             Ok(ctx) => DType::ALL
                 .into_iter()
@@ -270,7 +262,7 @@ impl Backend for WgpuBackend {
         }
     }
 
-    fn upload(
+    fn upload_raw(
         &self,
         device: usize,
         kind: MemoryKind,
@@ -280,7 +272,7 @@ impl Backend for WgpuBackend {
         done(WgpuBuffer::upload(self.ctx(device)?, device, bytes)?)
     }
 
-    fn fill(
+    fn fill_raw(
         &self,
         device: usize,
         kind: MemoryKind,
@@ -293,7 +285,7 @@ impl Backend for WgpuBackend {
         done(fill::fill(self.ctx(device)?, device, &bytes, len)?)
     }
 
-    fn download(&self, src: TensorRef<'_>, dst: &mut [u8]) -> Result<()> {
+    fn download_raw(&self, src: TensorRef<'_>, dst: &mut [u8]) -> Result<()> {
         let buf = self.buffer(&src)?;
         let ctx = self.ctx(buf.device)?;
         let item = src.dtype.size_in_bytes();
@@ -315,7 +307,7 @@ impl Backend for WgpuBackend {
         }
     }
 
-    fn copy(
+    fn copy_raw(
         &self,
         src: TensorRef<'_>,
         device: usize,
@@ -333,12 +325,18 @@ impl Backend for WgpuBackend {
         }
         // Adapters share no memory (and a view too scattered for one binding cannot be
         // packed on the device): through the host.
-        let mut host = vec![0u8; src.layout.size() * src.dtype.size_in_bytes()];
+        let n = src.layout.size() * src.dtype.size_in_bytes();
+        let mut host = crate::backends::host::try_host_vec::<u8>(n, &ctx.name)?;
         self.download(src, &mut host)?;
         done(WgpuBuffer::upload(ctx, device, &host)?)
     }
 
-    fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<Arc<dyn DeviceBuffer>> {
+    fn unary_raw(
+        &self,
+        op: UnaryOp,
+        x: TensorRef<'_>,
+        out: DType,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
         let ctx = self.ctx(self.buffer(&x)?.device)?;
         let e = self.elem(ctx, op.name(), x.dtype)?;
         expect_out(op.name(), out, x.dtype)?;
@@ -347,7 +345,7 @@ impl Backend for WgpuBackend {
         done(self.map(op.name(), &kernel, &[x], out.size_in_bytes())?)
     }
 
-    fn binary(
+    fn binary_raw(
         &self,
         op: BinaryOp,
         a: TensorRef<'_>,
@@ -375,7 +373,7 @@ impl Backend for WgpuBackend {
         done(self.map(op.name(), &kernel, &[a, b], out.size_in_bytes())?)
     }
 
-    fn reduce(
+    fn reduce_raw(
         &self,
         op: ReduceOp,
         x: TensorRef<'_>,
@@ -415,7 +413,7 @@ impl Backend for WgpuBackend {
         )?)
     }
 
-    fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+    fn matmul_raw(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Arc<dyn DeviceBuffer>> {
         let (ba, bb) = (self.buffer(&a)?, self.buffer(&b)?);
         if ba.device != bb.device {
             return Err(Error::invalid(format!(
@@ -461,14 +459,137 @@ impl Backend for WgpuBackend {
         )?)
     }
 
-    fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<Arc<dyn DeviceBuffer>> {
+    fn cast_raw(&self, x: TensorRef<'_>, to: DType) -> Result<Arc<dyn DeviceBuffer>> {
         let ctx = self.ctx(self.buffer(&x)?.device)?;
         let from = self.elem(ctx, "cast", x.dtype)?;
         let to_e = self.elem(ctx, "cast", to)?;
         done(self.cast_buf(x, from, to_e)?)
     }
 
-    fn synchronize(&self, device: usize) -> Result<()> {
+    fn synchronize_raw(&self, device: usize) -> Result<()> {
         self.ctx(device)?.wait()
+    }
+}
+
+impl Backend for WgpuBackend {
+    fn name(&self) -> &str {
+        "wgpu"
+    }
+    fn platform(&self) -> &str {
+        "wgpu"
+    }
+    fn platform_version(&self) -> String {
+        WGPU_VERSION.to_string()
+    }
+    fn device_platform_version(&self, device: usize) -> String {
+        match self.gpus.get(device) {
+            Some(g) => format!("{WGPU_VERSION} {} {}", g.info.backend.to_str(), g.info.name),
+            None => WGPU_VERSION.to_string(),
+        }
+    }
+    fn devices(&self) -> Vec<DeviceDesc> {
+        (0..self.gpus.len())
+            .map(|index| DeviceDesc {
+                index,
+                local_hardware_id: None,
+                memory_kinds: vec![MemoryKind::Device],
+            })
+            .collect()
+    }
+
+    /// wgpu buffers have no address a DLPack consumer could use: declared unexportable, so
+    /// exports fall back to a host copy (JAX's platform message says why).
+    fn dlpack_capability(
+        &self,
+        _device: usize,
+        _kind: MemoryKind,
+    ) -> Option<crate::backends::DlpackCapability> {
+        Some(crate::backends::DlpackCapability::NONE)
+    }
+
+    fn kernel_dtypes(&self, device: usize) -> Vec<DType> {
+        self.guard(device, || Ok(self.kernel_dtypes_raw(device)))
+            .unwrap_or_default()
+    }
+
+    fn upload(
+        &self,
+        device: usize,
+        kind: MemoryKind,
+        bytes: &[u8],
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        self.guard(device, || self.upload_raw(device, kind, bytes))
+    }
+
+    fn fill(
+        &self,
+        device: usize,
+        kind: MemoryKind,
+        dtype: DType,
+        value: Scalar,
+        len: usize,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        self.guard(device, || self.fill_raw(device, kind, dtype, value, len))
+    }
+
+    fn download(&self, src: TensorRef<'_>, dst: &mut [u8]) -> Result<()> {
+        self.guard(self.device_of(&src), || self.download_raw(src, dst))
+    }
+
+    fn copy(
+        &self,
+        src: TensorRef<'_>,
+        device: usize,
+        kind: MemoryKind,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        if self.device_of(&src) == device {
+            return self.guard(device, || self.copy_raw(src, device, kind));
+        }
+        // Adapters share no memory: through the host, one device at a time (holding both
+        // devices' GL locks at once could deadlock against a copy the other way).
+        device_only(kind)?;
+        let n = crate::layout::checked_bytes(
+            src.layout.size(),
+            src.dtype.size_in_bytes(),
+            &format!("wgpu:{device}"),
+        )?;
+        let mut host = crate::backends::host::try_host_vec::<u8>(n, &format!("wgpu:{device}"))?;
+        self.download(src, &mut host)?;
+        self.upload(device, kind, &host)
+    }
+
+    fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<Arc<dyn DeviceBuffer>> {
+        self.guard(self.device_of(&x), || self.unary_raw(op, x, out))
+    }
+
+    fn binary(
+        &self,
+        op: BinaryOp,
+        a: TensorRef<'_>,
+        b: TensorRef<'_>,
+        out: DType,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        self.guard(self.device_of(&a), || self.binary_raw(op, a, b, out))
+    }
+
+    fn reduce(
+        &self,
+        op: ReduceOp,
+        x: TensorRef<'_>,
+        axes: &[usize],
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        self.guard(self.device_of(&x), || self.reduce_raw(op, x, axes))
+    }
+
+    fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+        self.guard(self.device_of(&a), || self.matmul_raw(a, b))
+    }
+
+    fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<Arc<dyn DeviceBuffer>> {
+        self.guard(self.device_of(&x), || self.cast_raw(x, to))
+    }
+
+    fn synchronize(&self, device: usize) -> Result<()> {
+        self.guard(device, || self.synchronize_raw(device))
     }
 }
