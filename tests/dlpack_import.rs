@@ -748,3 +748,116 @@ fn sub_byte_and_vector_dtypes_are_refused_clearly() {
         }
     }
 }
+
+/// The catalogue: malformed tensors, each with the typed error it must give and its deleter
+/// run exactly once, through both ABIs (or the one a case is specific to).
+#[test]
+fn catalogue_of_malformed_tensors() {
+    let base = Spec::f32_2x3();
+    let dt = |code, bits, lanes| DLDataType { code, bits, lanes };
+    let with = |f: &dyn Fn(&mut Spec)| {
+        let mut s = base.clone();
+        f(&mut s);
+        s
+    };
+    let bool_bytes = {
+        let mut s = base.clone();
+        s.dtype = dt(6, 8, 1);
+        s.data = vec![0x0000_0000_0201_0100, 0, 0]; // bytes 00 01 01 02 ..: a 2
+        s
+    };
+    #[rustfmt::skip]
+    let cases: Vec<(&str, Spec, &str)> = vec![
+        ("null data", with(&|s| s.null_data = true), "data is NULL"),
+        ("ndim -1", with(&|s| s.ndim = -1), "ndim"),
+        ("ndim 65", with(&|s| s.ndim = 65), "ndim"),
+        ("ndim i32::MIN", with(&|s| s.ndim = i32::MIN), "ndim"),
+        ("null shape", with(&|s| s.shape = None), "shape is NULL"),
+        ("negative dim", with(&|s| s.shape = Some(vec![2, -3])), "negative dimension"),
+        ("i64::MIN dim", with(&|s| s.shape = Some(vec![i64::MIN, 1])), "negative dimension"),
+        ("i64::MAX x 4", with(&|s| s.shape = Some(vec![i64::MAX, 4])), "overflows"),
+        ("i64::MAX x 2, stride 0", with(&|s| { s.shape = Some(vec![i64::MAX, 2]); s.strides = Some(vec![0, 0]) }), "overflows"),
+        ("2^62 f32: bytes overflow", with(&|s| { s.shape = Some(vec![1 << 62, 1]); s.strides = Some(vec![0, 0]) }), "does not fit in i64"),
+        ("2^31 cubed", with(&|s| { s.ndim = 3; s.shape = Some(vec![1 << 31; 3]); s.strides = Some(vec![0; 3]) }), "overflows"),
+        ("lanes 2", with(&|s| s.dtype = dt(2, 32, 2)), "lanes"),
+        ("lanes 0", with(&|s| s.dtype = dt(2, 32, 0)), "lanes"),
+        ("float 12 bits", with(&|s| s.dtype = dt(2, 12, 1)), "12 bits"),
+        ("float 128 bits", with(&|s| s.dtype = dt(2, 128, 1)), "128 bits"),
+        ("bool 1 bit", with(&|s| s.dtype = dt(6, 1, 1)), "1 bits"),
+        ("uint 1 bit", with(&|s| s.dtype = dt(1, 1, 1)), "1 bits"),
+        ("int 128 bits", with(&|s| s.dtype = dt(0, 128, 1)), "128 bits"),
+        ("complex 32 bits", with(&|s| s.dtype = dt(5, 32, 1)), "32 bits"),
+        ("bfloat 32 bits", with(&|s| s.dtype = dt(4, 32, 1)), "32 bits"),
+        ("opaque handle", with(&|s| s.dtype = dt(3, 64, 1)), "type code 3"),
+        ("float8", with(&|s| s.dtype = dt(10, 8, 1)), "type code 10"),
+        ("float4", with(&|s| s.dtype = dt(17, 4, 1)), "type code 17"),
+        ("type code 99", with(&|s| s.dtype = dt(99, 8, 1)), "type code 99"),
+        ("device type 99", with(&|s| s.device = DLDevice::new(DLDeviceType(99), 0)), "device type 99"),
+        ("device type -1", with(&|s| s.device = DLDevice::new(DLDeviceType(-1), 0)), "device type -1"),
+        ("CUDA memory, no CUDA backend", with(&|s| s.device = DLDevice::new(DLDeviceType::kDLCUDA, 0)), "no available device"),
+        ("Vulkan memory", with(&|s| s.device = DLDevice::new(DLDeviceType::kDLVulkan, 0)), "no available device"),
+        ("stride i64::MAX/2", with(&|s| s.strides = Some(vec![i64::MAX / 2, 1])), "outside the address space"),
+        ("stride -i64::MAX/2", with(&|s| s.strides = Some(vec![-(i64::MAX / 2), 1])), "outside the address space"),
+        ("stride i64::MIN", with(&|s| s.strides = Some(vec![i64::MIN, 1])), "outside the address space"),
+        ("byte_offset u64::MAX", with(&|s| s.byte_offset = u64::MAX), "overflows"),
+        ("bool byte 2", bool_bytes, "other than 0 or 1"),
+    ];
+    assert!(cases.len() >= 30, "{} cases", cases.len());
+    for (name, spec, needle) in &cases {
+        for make in [legacy, versioned] {
+            let (raw, count) = make(spec.clone());
+            match import(raw) {
+                Err(Error::InvalidDlpack(m)) => {
+                    assert!(
+                        m.contains(needle),
+                        "{name}: {m:?} should mention {needle:?}"
+                    )
+                }
+                other => panic!("{name}: expected InvalidDlpack, got {other:?}"),
+            }
+            assert_eq!(
+                count.load(Ordering::SeqCst),
+                1,
+                "{name}: deleter exactly once"
+            );
+        }
+    }
+    // Versioned-only faults.
+    let versioned_cases = [
+        (
+            "major version 2",
+            with(&|s| s.version = DLPackVersion { major: 2, minor: 0 }),
+            "major version 2",
+        ),
+        (
+            "major version 0",
+            with(&|s| s.version = DLPackVersion { major: 0, minor: 9 }),
+            "major version 0",
+        ),
+        (
+            "NULL strides from 1.2",
+            with(&|s| {
+                s.strides = None;
+                s.version = DLPackVersion { major: 1, minor: 2 }
+            }),
+            "strides are NULL",
+        ),
+    ];
+    for (name, spec, needle) in &versioned_cases {
+        let (raw, count) = versioned(spec.clone());
+        match import(raw) {
+            Err(Error::InvalidDlpack(m)) => assert!(m.contains(needle), "{name}: {m:?}"),
+            other => panic!("{name}: expected InvalidDlpack, got {other:?}"),
+        }
+        assert_eq!(
+            count.load(Ordering::SeqCst),
+            1,
+            "{name}: deleter exactly once"
+        );
+    }
+    println!(
+        "catalogue: {} malformed tensors x 2 ABIs + {} versioned-only",
+        cases.len(),
+        versioned_cases.len()
+    );
+}

@@ -164,13 +164,19 @@ pub(crate) fn matmul(
     let batch_shape = &la.shape()[..nd - 2];
     let batches: usize = batch_shape.iter().product();
     let item = x.dtype.size_in_bytes();
-    let out = WgpuBuffer::alloc(ctx, device, batches * m * n * item)?;
-    if batches * m * n == 0 {
+    // Checked here too: the backend may be called directly, not only through `matmul`.
+    let total = crate::layout::checked_size(&[batches, m, n])?;
+    let out = WgpuBuffer::alloc(
+        ctx,
+        device,
+        crate::layout::checked_bytes(total, item, &ctx.name)?,
+    )?;
+    if total == 0 {
         return Ok(out);
     }
     if k == 0 {
         // An empty sum: zeros.
-        return super::fill::fill(ctx, device, &vec![0u8; item], batches * m * n);
+        return super::fill::fill(ctx, device, &vec![0u8; item], total);
     }
     let align = ctx.offset_align().max(16);
     let (a_off, a_size, a_rel) = span_window(la, item, align);

@@ -217,7 +217,8 @@ impl WgpuBackend {
 fn gather_on_host(ctx: &Ctx, buf: &WgpuBuffer, src: TensorRef<'_>, dst: &mut [u8]) -> Result<()> {
     let item = src.dtype.size_in_bytes();
     let span = src.layout.span();
-    let mut bytes = vec![0u8; (span.end - span.start) * item];
+    let n = crate::layout::checked_bytes(span.end - span.start, item, &ctx.name)?;
+    let mut bytes = crate::backends::host::try_host_vec::<u8>(n, &ctx.name)?;
     ctx.read(&buf.raw, (span.start * item) as u64, &mut bytes)?;
     let base = (src.layout.offset() - span.start) as isize;
     let mut out = 0;
