@@ -381,3 +381,60 @@ fn buffers_have_one_typed_address() {
     assert!(copied.is_copied());
     assert!(Address::Opaque.raw().is_none());
 }
+
+#[test]
+fn faults_in_sharded_ops_moves_and_exports_lose_nothing() {
+    let _g = serial();
+    let (fake, devs) = async_fake();
+    settle(&devs);
+    let (allocs, frees) = (fake.counters().allocs(), fake.counters().frees());
+    let vals: Vec<f32> = (0..64).map(|v| v as f32).collect();
+    let src = host(&vals, &[8, 8]);
+    let rows = dlarray::Sharding::split(devs.clone(), 0).unwrap();
+    let x = src.device_put(&rows).unwrap();
+    assert_eq!(x.addressable_shards().len(), 2);
+    // Out of memory in the middle of a sharded op: room for one shard's output only.
+    fake.set_budget(Some(32 * 4));
+    let e = (&x + &x).unwrap_err();
+    assert!(matches!(e, Error::OutOfMemory { .. }), "{e}");
+    // ... and in the middle of a move onto the devices, and of a device-to-device move.
+    fake.set_budget(Some(32 * 4));
+    assert!(matches!(
+        src.device_put(&rows),
+        Err(Error::OutOfMemory { .. })
+    ));
+    fake.set_budget(Some(0));
+    let one = dlarray::Sharding::single(&devs[1]);
+    assert!(matches!(x.device_put(&one), Err(Error::OutOfMemory { .. })));
+    fake.set_budget(None);
+    assert_eq!(x.to_vec::<f32>().unwrap(), vals, "the input is intact");
+    // DLPack export of the sharded array: a host copy, unaffected by the device budget.
+    fake.set_budget(Some(0));
+    let t = x
+        .to_dlpack_with(ExportOptions {
+            max_version: Some((1, 0)),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(t.is_copied());
+    assert_eq!(
+        Array::from_dlpack(t).unwrap().to_vec::<f32>().unwrap(),
+        vals
+    );
+    fake.set_budget(None);
+    // Device loss while a sharded op runs: the op's result cannot be read, later calls on
+    // the lost device fail, the host original is intact.
+    let y = (&x * &x).unwrap();
+    fake.lose_after(0);
+    let e = y.to_vec::<f32>().unwrap_err();
+    assert!(matches!(e, Error::DeviceLost { .. }), "{e}");
+    assert!(matches!(x.to_vec::<f32>(), Err(Error::DeviceLost { .. })));
+    assert_eq!(src.to_vec::<f32>().unwrap(), vals);
+    drop((x, y));
+    fake.revive(0);
+    fake.revive(1);
+    settle(&devs);
+    settle(&devs);
+    let made = fake.counters().allocs() - allocs;
+    assert_eq!(fake.counters().frees() - frees, made, "nothing leaked");
+}
