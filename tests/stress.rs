@@ -138,7 +138,7 @@ fn eight_threads_share_arrays_without_losing_anything() {
                         // Drop what was kept, on this thread or another.
                         _ => {
                             if keep.len() > 4 {
-                                let old: Vec<Array> = keep.drain(..).collect();
+                                let old = std::mem::take(&mut keep);
                                 std::thread::spawn(move || drop(old)).join().unwrap();
                             }
                         }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod async_fake;
+pub mod dlpack_fuzz;
 pub mod fake;
 
 use dlarray::{Array, DType, Device, Element, Scalar};
