@@ -639,3 +639,24 @@ fn many_threads_share_one_device() {
         drop(t.join().expect("no panic, no abort"));
     }
 }
+
+/// Moves onto a wgpu device write straight into wgpu's staging memory, padded to whole words.
+#[test]
+fn moves_of_any_length_arrive_intact() {
+    let gpu = gpus()[0].clone();
+    for n in [0usize, 1, 3, 4, 5, 7, 1001] {
+        let v: Vec<u8> = (0..n).map(|i| (i * 37 % 251) as u8).collect();
+        let a = Array::from_vec(v.clone(), &[n]).unwrap();
+        let g = a.to_device(&gpu).unwrap();
+        assert_eq!(g.to_vec::<u8>().unwrap(), v, "{n} bytes");
+        // A strided view of a TPU array, moved across backends.
+        let tpu = dlarray::get_device("tpu:0").unwrap();
+        let t = a
+            .to_device(&tpu)
+            .unwrap()
+            .slice(&[Slice::new(None, None, -2)])
+            .unwrap();
+        let want: Vec<u8> = v.iter().rev().step_by(2).copied().collect();
+        assert_eq!(t.to_device(&gpu).unwrap().to_vec::<u8>().unwrap(), want);
+    }
+}

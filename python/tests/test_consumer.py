@@ -218,3 +218,31 @@ def test_a_million_exchanges_do_not_grow_memory():
     gc.collect()
     grown = rss_kib() - before
     assert grown < 8 * 1024, f"RSS grew by {grown} KiB over a million exchanges"
+
+
+def test_deleters_at_interpreter_shutdown_and_from_foreign_threads():
+    # Arrays and capsules still alive when the interpreter exits, some made on another
+    # thread: their deleters run during shutdown (or not at all) without a crash.
+    import subprocess
+    import sys
+
+    code = """
+import threading
+import numpy as np, torch, dlarray
+keep = []
+a = dlarray.asarray([1.0, 2.0, 3.0])
+keep += [np.from_dlpack(a), torch.from_dlpack(a), a.__dlpack__()]
+keep += [dlarray.from_dlpack(np.arange(5.0)), dlarray.from_dlpack(torch.arange(5.0))]
+def worker():
+    keep.append(dlarray.from_dlpack(torch.ones(3)))
+    keep.append(np.from_dlpack(dlarray.asarray([4.0])))
+threads = [threading.Thread(target=worker) for _ in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+daemon = threading.Thread(target=lambda: keep.append(torch.from_dlpack(a)), daemon=True)
+daemon.start()
+print("ok", len(keep))
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stderr.decode()
+    assert r.stdout.decode().startswith("ok"), r.stdout.decode()

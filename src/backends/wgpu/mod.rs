@@ -533,6 +533,41 @@ impl Backend for WgpuBackend {
         self.guard(device, || self.fill_raw(device, kind, dtype, value, len))
     }
 
+    /// A move onto this device is one copy: the source writes straight into wgpu's staging
+    /// memory (`Queue::write_buffer_with`), which the queue then copies into the buffer.
+    unsafe fn upload_with(
+        &self,
+        device: usize,
+        kind: MemoryKind,
+        len: usize,
+        write: &mut dyn FnMut(&mut [u8]) -> Result<()>,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        device_only(kind)?;
+        self.guard(device, || {
+            let ctx = self.ctx(device)?;
+            let buf = WgpuBuffer::alloc(ctx, device, len)?;
+            // The queue writes whole words: the staging area is padded to 4 bytes.
+            let padded = len.div_ceil(4) * 4;
+            let Some(size) = wgpu::BufferSize::new(padded as u64) else {
+                return done(buf);
+            };
+            let mut view = ctx
+                .queue
+                .write_buffer_with(&buf.raw, 0, size)
+                .ok_or_else(|| ctx.error(format!("cannot stage an upload of {len} bytes")))?;
+            let ptr = view.slice(..).as_raw_ptr();
+            // SAFETY: `ptr` is the view's `padded` bytes of staging memory, ours until the
+            // view drops below; it is only written: the padding here, the rest by `write`,
+            // whose contract (this function's caller's) is to write every byte and read none.
+            let dst = unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr() as *mut u8, padded) };
+            dst[len..].fill(0);
+            write(&mut dst[..len])?;
+            drop(view);
+            ctx.check()?;
+            done(buf)
+        })
+    }
+
     fn download(&self, src: TensorRef<'_>, dst: &mut [u8]) -> Result<()> {
         self.guard(self.device_of(&src), || self.download_raw(src, dst))
     }
