@@ -74,6 +74,16 @@ pub enum Error {
     ElementType { array: DType, requested: DType },
 }
 
+/// The message of a caught panic's payload (`panic!` gives a `&str` or a `String`), for the
+/// places that turn a panic into an error instead of letting it cross a C boundary.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
 impl Error {
     pub(crate) fn unsupported(backend: &str, op: impl Into<String>, dtype: DType) -> Self {
         Error::Unsupported {

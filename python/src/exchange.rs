@@ -22,11 +22,7 @@ fn ffi_guard(body: impl FnOnce() -> c_int, on_panic: impl FnOnce(String) -> c_in
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
         Ok(rc) => rc,
         Err(p) => {
-            let msg = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let msg = dlarray::error::panic_message(&*p);
             on_panic(format!("internal error in dlarray (please report): {msg}"))
         }
     }

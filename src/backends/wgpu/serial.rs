@@ -64,11 +64,7 @@ pub(crate) fn guarded<T>(
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(p) => {
-            let msg = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let msg = crate::error::panic_message(&*p);
             on_panic(&msg);
             Err(Error::DeviceLost {
                 device: device.to_string(),
