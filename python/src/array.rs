@@ -1,6 +1,7 @@
 //! `dlarray.Array`: the Python face of [`dlarray::Array`], a DLPack producer.
 
 use crate::{PyDevice, device_arg, to_py};
+use dlarray::array::format::{FormatOptions, Style};
 use dlarray::{
     Array, Axes, BinaryOp, DLDevice, DLDeviceType, DlpackPolicy, ExportOptions, MemoryKind,
 };
@@ -223,19 +224,20 @@ impl PyArray {
         }
     }
 
-    fn __repr__(&self) -> String {
-        let devs: Vec<String> = self
-            .0
-            .devices()
-            .iter()
-            .map(|d| d.name().to_string())
-            .collect();
-        format!(
-            "dlarray.Array(shape={:?}, dtype={}, device={})",
-            self.0.shape(),
-            self.0.dtype(),
-            devs.join(",")
-        )
+    /// `Array([[1., 2.], [3., 4.]], dtype=float32, device=cpu:0)`, as `jax.Array`'s repr
+    /// (values as NumPy prints them, summarised beyond 1,000 elements).
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        py.detach(|| self.0.repr_with(None, Style::Python))
+            .map_err(to_py)
+    }
+
+    /// The values alone, as NumPy's `str`.
+    fn __str__(&self, py: Python<'_>) -> PyResult<String> {
+        let o = FormatOptions {
+            style: Style::Python,
+            ..Default::default()
+        };
+        py.detach(|| self.0.format_with(&o)).map_err(to_py)
     }
 
     /// NumPy's basic indexing: integers, slices and one `...` (a view where memory allows;

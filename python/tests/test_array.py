@@ -37,7 +37,12 @@ def test_operators_with_arrays_and_scalars():
     np.testing.assert_array_equal(np.asarray(a.sum(axis=0)), [4.0, 6.0])
     np.testing.assert_array_equal(np.asarray(a.sum(axis=[0, 1])), 10.0)
     assert len(a) == 2 and a.ndim == 2 and a.size == 4
-    assert "shape=[2, 2]" in repr(a) and "float32" in repr(a)
+    # NumPy's values in jax.Array's repr; NumPy's str.
+    assert repr(a) == "Array([[1., 2.],\n       [3., 4.]], dtype=float32, device=cpu:0)"
+    assert str(a) == str(n)
+    assert str(dlarray.asarray([True, False])) == str(np.array([True, False]))
+    big = dlarray.asarray(np.arange(3000, dtype=np.int64).reshape(30, 100))
+    assert str(big) == str(np.arange(3000).reshape(30, 100))
     with pytest.raises(ValueError):
         a + dlarray.asarray([1.0, 2.0, 3.0], dtype="float32")  # shapes do not broadcast
 

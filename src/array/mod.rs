@@ -6,6 +6,7 @@
 //! that device.
 
 pub(crate) mod foreign;
+pub mod format;
 mod matmul;
 mod ops;
 mod shard_views;
@@ -597,18 +598,5 @@ impl fmt::Debug for Array {
             self.dtype(),
             self.sharding()
         )
-    }
-}
-
-impl fmt::Display for Array {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const MAX: usize = 64;
-        if self.size() > MAX {
-            return write!(f, "{self:?}");
-        }
-        match self.to_f64_vec() {
-            Ok(v) => write!(f, "{v:?} {:?} {}", self.shape(), self.dtype()),
-            Err(e) => write!(f, "{self:?} <unreadable: {e}>"),
-        }
     }
 }

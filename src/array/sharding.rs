@@ -122,6 +122,37 @@ pub enum Sharding {
     Named(Mesh, PartitionSpec),
 }
 
+/// Plainly, for printed arrays: `NamedSharding(mesh={x: 4}, spec=('x', None), devices=[...])`.
+impl fmt::Display for Sharding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names = |ds: &[Device]| ds.iter().map(Device::name).collect::<Vec<_>>().join(", ");
+        match self {
+            Sharding::SingleDevice(d, k) => write!(f, "SingleDeviceSharding({d}, {k})"),
+            Sharding::Replicated(ds) => write!(f, "Replicated([{}])", names(ds)),
+            Sharding::Named(m, s) => {
+                let axes: Vec<String> = m
+                    .axis_names
+                    .iter()
+                    .zip(&m.shape)
+                    .map(|(a, n)| format!("{a}: {n}"))
+                    .collect();
+                let spec: Vec<String> =
+                    s.0.iter()
+                        .map(|a| a.as_ref().map_or("None".to_string(), |a| format!("'{a}'")))
+                        .collect();
+                let trail = if spec.len() == 1 { "," } else { "" };
+                write!(
+                    f,
+                    "NamedSharding(mesh={{{}}}, spec=({}{trail}), devices=[{}])",
+                    axes.join(", "),
+                    spec.join(", "),
+                    names(&m.devices)
+                )
+            }
+        }
+    }
+}
+
 impl fmt::Debug for Sharding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

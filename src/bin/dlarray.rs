@@ -212,11 +212,11 @@ fn tour() -> Result<()> {
         println!("  {:<8} rows {:?}", s.device().name(), s.index()[0]);
     }
     let (y, t) = time(|| (&xs * &xs)?.add(&xs))?;
-    println!("  x*x + x     {t:>10.3?}  sharding {:?}", y.sharding());
+    println!("  x*x + x     {t:>10.3?}  sharding {}", y.sharding());
     let want: Vec<f64> = data.iter().map(|&v| (v * v + v) as f64).collect();
     check("x*x + x (elementwise)", &y.to_f64_vec()?, &want)?;
     let (s, t) = time(|| y.sum(1))?;
-    println!("  sum(axis=1) {t:>10.3?}  sharding {:?}", s.sharding());
+    println!("  sum(axis=1) {t:>10.3?}  sharding {}", s.sharding());
     let want_rows: Vec<f64> = want.chunks(cols).map(|r| r.iter().sum()).collect();
     check("sum over axis 1", &s.to_f64_vec()?, &want_rows)?;
     let (m, t) = time(|| xs.max(Axes::All))?;

@@ -1,0 +1,393 @@
+//! Printing arrays as NumPy does: nested rows, values in their dtype's form, one width per
+//! column, NumPy's default float precision (or the formatter's), and summaries with `...`
+//! beyond 1,000 elements (3 edge items per axis), reading from the device only the items
+//! shown. `Display` wraps the rows in a `jax.Array`-style `Array(..., dtype=..., device=...)`;
+//! `{:#}` prints the rows alone, as NumPy's `str`.
+
+use super::Array;
+use crate::dtype::{DType, Scalar};
+use crate::error::Result;
+use crate::layout::Slice;
+use std::fmt;
+use std::ops::Range;
+
+/// Arrays with more elements than this are summarised (NumPy's `threshold`).
+pub const THRESHOLD: usize = 1000;
+/// Items shown at each end of a summarised axis (NumPy's `edgeitems`).
+pub const EDGE_ITEMS: usize = 3;
+
+/// How values are spelt: Rust's `true`/`false` or Python's `True`/`False`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Rust,
+    Python,
+}
+
+/// Formatting choices for [`Array::format_with`].
+#[derive(Debug, Clone, Copy)]
+pub struct FormatOptions {
+    /// Fractional digits of floats: fixed when given, else NumPy's default (at most 8, as
+    /// few as each value needs).
+    pub precision: Option<usize>,
+    /// Element separator within a row: `" "` (NumPy's `str`) or `", "` (its `repr`).
+    pub separator: &'static str,
+    /// Columns the first line is indented by (the length of a prefix like `Array(`).
+    pub indent: usize,
+    pub style: Style,
+}
+
+impl Default for FormatOptions {
+    fn default() -> Self {
+        FormatOptions {
+            precision: None,
+            separator: " ",
+            indent: 0,
+            style: Style::Rust,
+        }
+    }
+}
+
+/// The indices shown along an axis of length `n`: all, or the edges around a `...`.
+fn shown(n: usize, summarise: bool) -> Vec<Range<usize>> {
+    if summarise && n > 2 * EDGE_ITEMS {
+        vec![0..EDGE_ITEMS, n - EDGE_ITEMS..n]
+    } else {
+        std::iter::once(0..n).collect()
+    }
+}
+
+/// The shown values of `a`, row-major over the shown indices, read block by block: one read
+/// per corner of the summary (2^ndim at most), never the whole array.
+fn shown_values(a: &Array, axes: &[Vec<Range<usize>>]) -> Result<Vec<Scalar>> {
+    let nd = axes.len();
+    let counts: Vec<usize> = axes
+        .iter()
+        .map(|r| r.iter().map(|x| x.len()).sum())
+        .collect();
+    let total: usize = counts.iter().product();
+    let mut out = vec![Scalar::Int(0); total];
+    // Every combination of one range per axis is a block.
+    let mut pick = vec![0usize; nd];
+    loop {
+        let ranges: Vec<Range<usize>> = (0..nd).map(|k| axes[k][pick[k]].clone()).collect();
+        let block = if ranges.iter().zip(a.shape()).all(|(r, &n)| r.len() == n) {
+            a.clone()
+        } else {
+            let slices: Vec<Slice> = ranges.iter().cloned().map(Slice::from).collect();
+            a.slice(&slices)?
+        };
+        let vals: Vec<Scalar> = crate::with_dtype!(a.dtype(), T => {
+            block.to_vec::<T>()?.into_iter().map(crate::dtype::Element::to_scalar).collect()
+        });
+        // Where the block's elements go among the shown ones.
+        let starts: Vec<usize> = (0..nd)
+            .map(|k| axes[k][..pick[k]].iter().map(|r| r.len()).sum())
+            .collect();
+        let bshape: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+        let mut idx = vec![0usize; nd];
+        for v in vals {
+            let pos = (0..nd).fold(0, |acc, k| acc * counts[k] + starts[k] + idx[k]);
+            out[pos] = v;
+            for k in (0..nd).rev() {
+                idx[k] += 1;
+                if idx[k] < bshape[k] {
+                    break;
+                }
+                idx[k] = 0;
+            }
+        }
+        // Next block.
+        let mut k = nd;
+        loop {
+            if k == 0 {
+                return Ok(out);
+            }
+            k -= 1;
+            pick[k] += 1;
+            if pick[k] < axes[k].len() {
+                break;
+            }
+            pick[k] = 0;
+        }
+    }
+}
+
+/// How the floats shown are spelt: NumPy's choice between positional and scientific.
+struct FloatFormat {
+    precision: Option<usize>,
+    scientific: bool,
+    /// Scientific mantissa digits shared by every value (NumPy pads them with zeros).
+    sci_digits: usize,
+}
+
+impl FloatFormat {
+    fn new(values: &[f64], precision: Option<usize>) -> FloatFormat {
+        let finite: Vec<f64> = values
+            .iter()
+            .copied()
+            .filter(|v| v.is_finite() && *v != 0.0)
+            .map(f64::abs)
+            .collect();
+        let max = finite.iter().copied().fold(0.0, f64::max);
+        let min = finite.iter().copied().fold(f64::INFINITY, f64::min);
+        // NumPy's rule (suppress=False): large, tiny, or widely spread magnitudes.
+        let scientific = !finite.is_empty() && (max >= 1e8 || min < 1e-4 || max / min > 1e3);
+        // The fewest mantissa digits (at most 8) that spell every value exactly as 8 would.
+        let sci_digits = precision.unwrap_or_else(|| {
+            finite
+                .iter()
+                .map(|v| {
+                    let s = format!("{v:.8e}");
+                    let mant = s.split('e').next().unwrap_or("");
+                    trim_zeros(mant).split('.').nth(1).map_or(0, str::len)
+                })
+                .max()
+                .unwrap_or(0)
+        });
+        FloatFormat {
+            precision,
+            scientific,
+            sci_digits,
+        }
+    }
+
+    fn spell(&self, v: f64) -> String {
+        if v.is_nan() {
+            return "nan".into();
+        }
+        if v.is_infinite() {
+            return if v > 0.0 { "inf".into() } else { "-inf".into() };
+        }
+        if self.scientific {
+            let s = format!("{:.*e}", self.sci_digits, v);
+            let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+            // `1e+00` is spelt `1.e+00`, as NumPy keeps the point.
+            let mant = if mant.contains('.') {
+                mant.to_string()
+            } else {
+                format!("{mant}.")
+            };
+            let e: i32 = exp.parse().unwrap_or(0);
+            return format!("{mant}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+        }
+        match self.precision {
+            Some(p) => format!("{v:.p$}"),
+            None => trim_zeros(&format!("{v:.8}")),
+        }
+    }
+}
+
+/// `1.50000000` -> `1.5`, `2.00000000` -> `2.` (NumPy keeps the point of a float).
+fn trim_zeros(s: &str) -> String {
+    if !s.contains('.') {
+        return s.to_string();
+    }
+    s.trim_end_matches('0').to_string()
+}
+
+/// Each shown value spelt in its dtype's form.
+fn spell_all(dtype: DType, values: &[Scalar], o: &FormatOptions) -> Vec<String> {
+    let f = |s: &Scalar| match *s {
+        Scalar::Float(v) => v,
+        Scalar::Int(i) => i as f64,
+        Scalar::Bool(b) => f64::from(u8::from(b)),
+        Scalar::Complex(c) => c.re,
+    };
+    if dtype.is_complex() {
+        let mut parts = Vec::with_capacity(values.len() * 2);
+        for s in values {
+            if let Scalar::Complex(c) = s {
+                parts.push(c.re);
+                parts.push(c.im);
+            }
+        }
+        let ff = FloatFormat::new(&parts, o.precision);
+        return values
+            .iter()
+            .map(|s| match s {
+                Scalar::Complex(c) => {
+                    let im = ff.spell(c.im.abs());
+                    let sign = if c.im < 0.0 || (c.im == 0.0 && c.im.is_sign_negative()) {
+                        '-'
+                    } else {
+                        '+'
+                    };
+                    format!("{}{sign}{im}j", ff.spell(c.re))
+                }
+                other => ff.spell(f(other)),
+            })
+            .collect();
+    }
+    if dtype.is_float() {
+        let vals: Vec<f64> = values.iter().map(f).collect();
+        let ff = FloatFormat::new(&vals, o.precision);
+        return vals.iter().map(|&v| ff.spell(v)).collect();
+    }
+    values
+        .iter()
+        .map(|s| match (s, o.style) {
+            (Scalar::Bool(b), Style::Rust) => b.to_string(),
+            (Scalar::Bool(true), Style::Python) => "True".into(),
+            (Scalar::Bool(false), Style::Python) => "False".into(),
+            (Scalar::Int(i), _) => i.to_string(),
+            (other, _) => f(other).to_string(),
+        })
+        .collect()
+}
+
+/// Pads every spelling to one width; floats align on the decimal point (as NumPy).
+fn align(cells: &mut [String]) {
+    let point = |s: &str| s.find('.').unwrap_or(s.len());
+    let finite = |s: &str| s.contains('.');
+    let is_float = cells.iter().any(|c| finite(c));
+    if is_float && !cells.iter().any(|c| c.contains('j') || c.contains('e')) {
+        // Finite values align on the point; nan and inf take the whole width, right-aligned.
+        let pos = cells.iter().filter(|c| finite(c));
+        let left = pos.clone().map(|c| point(c)).max().unwrap_or(0);
+        let right = pos.map(|c| c.len() - point(c)).max().unwrap_or(0);
+        let width = cells
+            .iter()
+            .map(String::len)
+            .max()
+            .unwrap_or(0)
+            .max(left + right);
+        for c in cells.iter_mut() {
+            if finite(c) {
+                let (l, r) = (point(c), c.len() - point(c));
+                *c = format!("{}{c}{}", " ".repeat(left - l), " ".repeat(right - r));
+            }
+            *c = format!("{c:>width$}");
+        }
+        return;
+    }
+    let width = cells.iter().map(String::len).max().unwrap_or(0);
+    for c in cells.iter_mut() {
+        *c = format!("{c:>width$}");
+    }
+}
+
+/// Writes the nested rows of `cells` (row-major over the shown `counts`) into `out`.
+#[allow(clippy::too_many_arguments)]
+fn rows(
+    out: &mut String,
+    cells: &[String],
+    counts: &[usize],
+    cut: &[bool],
+    depth: usize,
+    start: usize,
+    o: &FormatOptions,
+) {
+    let nd = counts.len();
+    out.push('[');
+    if depth == nd {
+        out.truncate(out.len() - 1);
+        out.push_str(&cells[start]);
+        return;
+    }
+    let n = counts[depth];
+    let stride: usize = counts[depth + 1..].iter().product();
+    let sep = o.separator.trim_end();
+    for i in 0..n {
+        if i > 0 {
+            if depth + 1 == nd {
+                out.push_str(o.separator);
+            } else {
+                out.push_str(sep);
+                // A blank line between blocks of rank >= 3 (NumPy's layout).
+                out.push_str(&"\n".repeat(nd - depth - 1));
+                out.push_str(&" ".repeat(o.indent + depth + 1));
+            }
+        }
+        if cut[depth] && i == EDGE_ITEMS {
+            if depth + 1 == nd {
+                out.push_str("...");
+                out.push_str(o.separator);
+            } else {
+                out.push_str("...");
+                out.push_str(sep);
+                out.push_str(&"\n".repeat(nd - depth - 1));
+                out.push_str(&" ".repeat(o.indent + depth + 1));
+            }
+        }
+        rows(out, cells, counts, cut, depth + 1, start + i * stride, o);
+    }
+    out.push(']');
+}
+
+impl Array {
+    /// The elements as NumPy prints them (nested rows, no dtype suffix), reading from the
+    /// device only what is shown.
+    pub fn format_with(&self, o: &FormatOptions) -> Result<String> {
+        let summarise = self.size() > THRESHOLD;
+        let axes: Vec<Vec<Range<usize>>> =
+            self.shape().iter().map(|&n| shown(n, summarise)).collect();
+        let cut: Vec<bool> = axes.iter().map(|r| r.len() > 1).collect();
+        let counts: Vec<usize> = axes
+            .iter()
+            .map(|r| r.iter().map(|x| x.len()).sum())
+            .collect();
+        if counts.contains(&0) {
+            // An empty array: NumPy prints `[]` (nested for each leading axis).
+            let lead = self.shape().iter().take_while(|&&n| n != 0).count();
+            return Ok(format!("{}{}", "[".repeat(lead + 1), "]".repeat(lead + 1)));
+        }
+        let values = shown_values(self, &axes)?;
+        let mut cells = spell_all(self.dtype(), &values, o);
+        align(&mut cells);
+        let mut out = String::new();
+        rows(&mut out, &cells, &counts, &cut, 0, 0, o);
+        Ok(out)
+    }
+
+    /// Where the array lives, for its printed form: the device, or the sharding.
+    fn placement(&self) -> String {
+        match self.sharding() {
+            crate::Sharding::SingleDevice(d, k) if *k == d.default_memory_kind() => {
+                format!("device={d}")
+            }
+            crate::Sharding::SingleDevice(d, k) => format!("device={d}, memory_kind={k}"),
+            s => format!("sharding={s}"),
+        }
+    }
+
+    /// The `jax.Array`-style form: `Array([...], dtype=..., device=...)`.
+    pub fn repr_with(&self, precision: Option<usize>, style: Style) -> Result<String> {
+        let body = self.format_with(&FormatOptions {
+            precision,
+            separator: ", ",
+            indent: "Array(".len(),
+            style,
+        })?;
+        // An empty array's rows do not show its shape (NumPy then names it).
+        let shape = if self.size() == 0 && self.ndim() != 1 {
+            let dims: Vec<String> = self.shape().iter().map(usize::to_string).collect();
+            format!("shape=({}), ", dims.join(", "))
+        } else {
+            String::new()
+        };
+        Ok(format!(
+            "Array({body}, {shape}dtype={}, {})",
+            self.dtype(),
+            self.placement()
+        ))
+    }
+}
+
+impl fmt::Display for Array {
+    /// `{}`: `Array([[1, 2], [3, 4]], dtype=int32, device=cpu:0)` (with rows on their own
+    /// lines); `{:#}`: the rows alone, as NumPy's `str`; `{:.3}`: three fractional digits.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = if f.alternate() {
+            self.format_with(&FormatOptions {
+                precision: f.precision(),
+                ..Default::default()
+            })
+        } else {
+            self.repr_with(f.precision(), Style::Rust)
+        };
+        match text {
+            Ok(s) => f.write_str(&s),
+            Err(e) => write!(f, "{self:?} <unreadable: {e}>"),
+        }
+    }
+}
