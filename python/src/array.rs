@@ -3,7 +3,7 @@
 use crate::{PyDevice, device_arg, to_py};
 use dlarray::array::format::{FormatOptions, Style};
 use dlarray::{
-    Array, Axes, BinaryOp, DLDevice, DLDeviceType, DlpackPolicy, ExportOptions, MemoryKind,
+    Array, Axes, BinaryOp, DLDevice, DLDeviceType, DlpackPolicy, ExportOptions, MemoryKind, Scalar,
 };
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -12,11 +12,15 @@ use pyo3::types::PyTuple;
 #[pyclass(frozen, name = "Array", module = "dlarray")]
 pub struct PyArray(pub Array);
 
-/// The other operand of an arithmetic operator: an Array, or a Python scalar (converted to
-/// this array's dtype, as NumPy 2 does for Python scalars).
+/// The other operand of an arithmetic operator: an Array, any `__dlpack__` producer (NumPy,
+/// PyTorch, JAX arrays, imported without a copy where memory allows), or a Python scalar
+/// (converted to this array's dtype, as NumPy 2 does for Python scalars).
 fn operand(this: &Array, other: &Bound<'_, PyAny>) -> PyResult<Array> {
     if let Ok(a) = other.cast::<PyArray>() {
         return Ok(a.get().0.clone());
+    }
+    if other.hasattr("__dlpack__")? {
+        return crate::from_dlpack(other, None, None).map(|a| a.0);
     }
     let s = crate::convert::from_nested(other)?;
     if s.ndim() != 0 {
@@ -257,9 +261,8 @@ impl PyArray {
     /// This array as `dtype`. As in the array API, `copy=True` (the default) always returns
     /// fresh memory, and `copy=False` returns this array itself when the dtype already matches.
     #[pyo3(signature = (dtype, /, *, copy=true))]
-    fn astype(&self, py: Python<'_>, dtype: &str, copy: bool) -> PyResult<PyArray> {
-        let dt = dlarray::DType::from_name(dtype)
-            .ok_or_else(|| PyValueError::new_err(format!("unknown dtype {dtype:?}")))?;
+    fn astype(&self, py: Python<'_>, dtype: &Bound<'_, PyAny>, copy: bool) -> PyResult<PyArray> {
+        let dt = crate::dtype_arg::dtype_arg(dtype)?;
         py.detach(|| match (dt == self.0.dtype(), copy) {
             (true, true) => self.0.deep_copy(),
             _ => self.0.astype(dt),
@@ -323,5 +326,231 @@ impl PyArray {
         py.detach(|| self.0.unary(dlarray::UnaryOp::Neg))
             .map(PyArray)
             .map_err(to_py)
+    }
+    fn __pos__(&self) -> PyArray {
+        PyArray(self.0.clone())
+    }
+    fn __abs__(&self, py: Python<'_>) -> PyResult<PyArray> {
+        py.detach(|| self.0.unary(dlarray::UnaryOp::Abs))
+            .map(PyArray)
+            .map_err(to_py)
+    }
+    /// `~a`: logical not of a bool array (bitwise not of integers is not an op yet).
+    fn __invert__(&self, py: Python<'_>) -> PyResult<PyArray> {
+        if self.0.dtype() != dlarray::DType::Bool {
+            return Err(PyTypeError::new_err(format!(
+                "~ is supported for bool arrays only, not {}",
+                self.0.dtype()
+            )));
+        }
+        py.detach(|| self.0.unary(dlarray::UnaryOp::LogicalNot))
+            .map(PyArray)
+            .map_err(to_py)
+    }
+
+    /// Elementwise comparisons, returning bool arrays (NumPy's and the array API's `==`, not
+    /// object identity); an operand that is no array or scalar gives `NotImplemented`.
+    fn __richcmp__(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        op: pyo3::basic::CompareOp,
+    ) -> PyResult<Py<PyAny>> {
+        use pyo3::basic::CompareOp as C;
+        let bop = match op {
+            C::Lt => BinaryOp::Lt,
+            C::Le => BinaryOp::Le,
+            C::Eq => BinaryOp::Eq,
+            C::Ne => BinaryOp::Ne,
+            C::Gt => BinaryOp::Gt,
+            C::Ge => BinaryOp::Ge,
+        };
+        match operand(&self.0, other) {
+            Ok(o) => {
+                let r = py.detach(|| self.0.binary(bop, &o)).map_err(to_py)?;
+                Ok(Py::new(py, PyArray(r))?.into_any())
+            }
+            Err(e) if e.is_instance_of::<PyTypeError>(py) => Ok(py.NotImplemented()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The one element of a size-1 array as a Python scalar (NumPy's `item()`).
+    #[pyo3(signature = ())]
+    fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if self.0.size() != 1 {
+            return Err(PyValueError::new_err(
+                "can only convert an array of size 1 to a Python scalar",
+            ));
+        }
+        let s = py.detach(|| first_scalar(&self.0)).map_err(to_py)?;
+        scalar_to_py(py, s)
+    }
+
+    fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
+        match self.0.size() {
+            1 => Ok(match py.detach(|| first_scalar(&self.0)).map_err(to_py)? {
+                Scalar::Bool(b) => b,
+                Scalar::Int(i) => i != 0,
+                Scalar::Float(f) => f != 0.0,
+                Scalar::Complex(c) => c.re != 0.0 || c.im != 0.0,
+            }),
+            0 => Err(PyValueError::new_err(
+                "The truth value of an empty array is ambiguous. Use a.size > 0 to check that \
+                 an array is not empty.",
+            )),
+            _ => Err(PyValueError::new_err(
+                "The truth value of an array with more than one element is ambiguous. Use \
+                 a.any() or a.all()",
+            )),
+        }
+    }
+
+    fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(match self.one(py)? {
+            Scalar::Bool(b) => f64::from(u8::from(b)),
+            Scalar::Int(i) => i as f64,
+            Scalar::Float(f) => f,
+            Scalar::Complex(c) => c.re,
+        })
+    }
+
+    fn __int__(&self, py: Python<'_>) -> PyResult<i128> {
+        match self.one(py)? {
+            Scalar::Bool(b) => Ok(i128::from(b)),
+            Scalar::Int(i) => Ok(i),
+            Scalar::Float(f) if f.is_finite() => Ok(f.trunc() as i128),
+            Scalar::Float(f) => Err(PyValueError::new_err(format!(
+                "cannot convert float {f} to integer"
+            ))),
+            Scalar::Complex(c) => Ok(c.re.trunc() as i128),
+        }
+    }
+
+    fn __complex__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let c = match self.one(py)? {
+            Scalar::Bool(b) => f64::from(u8::from(b)).into(),
+            Scalar::Int(i) => (i as f64).into(),
+            Scalar::Float(f) => f.into(),
+            Scalar::Complex(c) => c,
+        };
+        Ok(pyo3::types::PyComplex::from_doubles(py, c.re, c.im)
+            .into_any()
+            .unbind())
+    }
+
+    fn __index__(&self, py: Python<'_>) -> PyResult<i128> {
+        if !self.0.dtype().is_integer() {
+            return Err(PyTypeError::new_err(
+                "only integer scalar arrays can be converted to a scalar index",
+            ));
+        }
+        self.__int__(py)
+    }
+
+    /// The elements as nested Python lists (a 0-d array gives its scalar).
+    fn tolist(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let vals = py.detach(|| all_scalars(&self.0)).map_err(to_py)?;
+        let mut it = vals.into_iter();
+        nested(py, self.0.shape(), &mut it)
+    }
+
+    /// Axes reversed (NumPy's `.T`).
+    #[getter(T)]
+    fn t(&self) -> PyResult<PyArray> {
+        self.0.t().map(PyArray).map_err(to_py)
+    }
+
+    /// The last two axes swapped (the array API's `mT`).
+    #[getter(mT)]
+    fn m_t(&self) -> PyResult<PyArray> {
+        let nd = self.0.ndim();
+        if nd < 2 {
+            return Err(PyValueError::new_err(format!(
+                "matrix transpose needs at least 2 dimensions, the array has {nd}"
+            )));
+        }
+        let mut perm: Vec<usize> = (0..nd).collect();
+        perm.swap(nd - 2, nd - 1);
+        self.0.permute(&perm).map(PyArray).map_err(to_py)
+    }
+
+    /// `a.reshape(2, 3)` or `a.reshape((2, 3))`; one entry may be -1. A view where the
+    /// strides allow (as NumPy).
+    #[pyo3(signature = (*shape))]
+    fn reshape(&self, py: Python<'_>, shape: &Bound<'_, PyTuple>) -> PyResult<PyArray> {
+        let dims: Vec<isize> =
+            if shape.len() == 1 && !shape.get_item(0)?.is_instance_of::<pyo3::types::PyInt>() {
+                shape.get_item(0)?.extract()?
+            } else {
+                shape.extract()?
+            };
+        py.detach(|| self.0.reshape(&dims))
+            .map(PyArray)
+            .map_err(to_py)
+    }
+
+    /// The array API namespace of these arrays: the `dlarray` module.
+    #[pyo3(signature = (*, api_version=None))]
+    fn __array_namespace__(
+        &self,
+        py: Python<'_>,
+        api_version: Option<&str>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = api_version;
+        Ok(py.import("dlarray")?.into_any().unbind())
+    }
+}
+
+impl PyArray {
+    /// The element of a size-1 array, or NumPy's TypeError for Python's conversions.
+    fn one(&self, py: Python<'_>) -> PyResult<Scalar> {
+        if self.0.size() != 1 {
+            return Err(PyTypeError::new_err(
+                "only length-1 arrays can be converted to Python scalars",
+            ));
+        }
+        py.detach(|| first_scalar(&self.0)).map_err(to_py)
+    }
+}
+
+fn first_scalar(a: &Array) -> dlarray::Result<Scalar> {
+    let flat = a.reshape(&[-1])?.slice(&[dlarray::Slice::from(0..1)])?;
+    Ok(all_scalars(&flat)?[0])
+}
+
+fn all_scalars(a: &Array) -> dlarray::Result<Vec<Scalar>> {
+    dlarray::with_dtype!(a.dtype(), T => {
+        Ok(a.to_vec::<T>()?.into_iter().map(dlarray::Element::to_scalar).collect())
+    })
+}
+
+fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
+    Ok(match s {
+        Scalar::Bool(b) => pyo3::types::PyBool::new(py, b)
+            .to_owned()
+            .into_any()
+            .unbind(),
+        Scalar::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        Scalar::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
+        Scalar::Complex(c) => pyo3::types::PyComplex::from_doubles(py, c.re, c.im)
+            .into_any()
+            .unbind(),
+    })
+}
+
+fn nested(
+    py: Python<'_>,
+    shape: &[usize],
+    it: &mut impl Iterator<Item = Scalar>,
+) -> PyResult<Py<PyAny>> {
+    match shape.split_first() {
+        None => scalar_to_py(py, it.next().unwrap_or(Scalar::Int(0))),
+        Some((&n, rest)) => {
+            let items = (0..n)
+                .map(|_| nested(py, rest, it))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(pyo3::types::PyList::new(py, items)?.into_any().unbind())
+        }
     }
 }

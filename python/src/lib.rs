@@ -4,6 +4,7 @@
 mod array;
 mod capsule;
 mod convert;
+mod dtype_arg;
 mod exchange;
 mod indexing;
 
@@ -120,7 +121,7 @@ fn set_dlpack_policy(policy: &str) -> PyResult<()> {
 /// The array API's `from_dlpack`: consumes any `__dlpack__` producer (or a raw capsule).
 #[pyfunction]
 #[pyo3(signature = (x, /, *, device=None, copy=None))]
-fn from_dlpack(
+pub(crate) fn from_dlpack(
     x: &Bound<'_, PyAny>,
     device: Option<&Bound<'_, PyAny>>,
     copy: Option<bool>,
@@ -236,7 +237,7 @@ fn call_dlpack<'py>(
 fn asarray(
     obj: &Bound<'_, PyAny>,
     device: Option<&Bound<'_, PyAny>>,
-    dtype: Option<&str>,
+    dtype: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
     let py = obj.py();
     let a = if let Ok(a) = obj.cast::<PyArray>() {
@@ -247,9 +248,8 @@ fn asarray(
         convert::from_nested(obj)?
     };
     let a = match dtype {
-        Some(name) => {
-            let dt = dlarray::DType::from_name(name)
-                .ok_or_else(|| PyValueError::new_err(format!("unknown dtype {name:?}")))?;
+        Some(d) => {
+            let dt = dtype_arg::dtype_arg(d)?;
             py.detach(|| a.astype(dt)).map_err(to_py)?
         }
         None => a,
@@ -276,5 +276,9 @@ fn dlarray_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(asarray, m)?)?;
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(set_dlpack_policy, m)?)?;
+    // The dtypes by name (`dlarray.float32 == a.dtype`), as the array API's namespace has them.
+    for d in dlarray::DType::ALL {
+        m.add(d.name(), d.name())?;
+    }
     Ok(())
 }

@@ -132,3 +132,55 @@ def test_indexing_a_sharded_array_keeps_the_split():
     assert [idx[0] for _, idx in cols.shards] == [(0, 2), (2, 4)]
     np.testing.assert_array_equal(np.asarray(cols), np.arange(24.0).reshape(4, 6)[:, 1::2])
     np.testing.assert_array_equal(np.asarray(a[3]), np.arange(18.0, 24.0))
+
+
+def test_array_api_behaviour_of_operators_and_conversions():
+    a = dlarray.asarray([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
+    n = np.asarray(a)
+    # Comparisons are elementwise and return bool arrays.
+    for got, want in [(a == a, n == n), (a < 2.5, n < 2.5), (a >= 3, n >= 3), (a != 1, n != 1),
+                      (2 > a, 2 > n)]:
+        assert got.dtype == "bool" and got.dtype == dlarray.bool
+        np.testing.assert_array_equal(np.asarray(got), want)
+    assert (a == "text") is False  # not an array operand: NotImplemented, then identity
+    # Size-1 conversions, NumPy's errors otherwise.
+    one = dlarray.asarray([2.5])
+    assert bool(one) and float(one) == 2.5 and int(one) == 2 and complex(one) == 2.5
+    assert one.item() == 2.5 and isinstance(one.item(), float)
+    assert dlarray.asarray(7).item() == 7 and dlarray.asarray(True).item() is True
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(a)
+    with pytest.raises(TypeError, match="length-1"):
+        float(a)
+    with pytest.raises(ValueError, match="size 1"):
+        a.item()
+    assert [10, 20, 30][dlarray.asarray(1, dtype="int32")] == 20  # __index__
+    # abs, unary, invert, .T, mT, reshape, tolist.
+    np.testing.assert_array_equal(np.asarray(abs(-a)), n)
+    np.testing.assert_array_equal(np.asarray(+a), n)
+    np.testing.assert_array_equal(np.asarray(~(a > 2)), ~(n > 2))
+    np.testing.assert_array_equal(np.asarray(a.T), n.T)
+    np.testing.assert_array_equal(np.asarray(a.mT), n.T)
+    assert a.reshape(4).shape == (4,) and a.reshape((1, -1)).shape == (1, 4)
+    assert a.reshape(2, 2, 1).shape == (2, 2, 1)
+    assert a.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert dlarray.asarray([True, False]).tolist() == [True, False]
+    # NumPy and PyTorch arrays as operands (imported through DLPack).
+    np.testing.assert_array_equal(np.asarray(a + np.ones(2, np.float32)), n + 1)
+    np.testing.assert_array_equal(np.asarray(a * np.float64(2.0)), n * 2)
+    # Dtypes as NumPy, PyTorch or Python objects.
+    assert dlarray.asarray([1, 2], dtype=np.int8).dtype == "int8"
+    assert dlarray.asarray([1, 2], dtype=np.dtype("uint16")).dtype == "uint16"
+    assert dlarray.asarray([1, 2], dtype=float).dtype == "float64"
+    assert a.astype(np.float64).dtype == "float64"
+    assert a.__array_namespace__() is dlarray
+    with pytest.raises(TypeError, match="unknown dtype"):
+        a.astype(object)
+
+
+def test_torch_dtypes_and_operands():
+    torch = pytest.importorskip("torch")
+    a = dlarray.asarray([1.0, 2.0], dtype=torch.float32)
+    assert a.dtype == "float32"
+    assert a.astype(torch.bfloat16).dtype == "bfloat16"
+    np.testing.assert_array_equal(np.asarray(a + torch.tensor([1.0, 1.0])), [2.0, 3.0])
