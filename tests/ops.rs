@@ -638,3 +638,42 @@ fn a_parallel_sum_gives_the_same_bits_every_time() {
         assert_eq!(again.to_bits(), first.to_bits());
     }
 }
+
+/// Rust scalars as operands, both ways, with NumPy 2's weak-scalar promotion (NEP 50).
+#[test]
+fn scalar_operands_are_weak() {
+    let a = Array::from_vec(vec![1.0f32, 2.0, 4.0], &[3]).unwrap();
+    let b = (&a * 2.0).unwrap();
+    assert_eq!(
+        (b.dtype(), b.to_vec::<f32>().unwrap()),
+        (DType::F32, vec![2.0, 4.0, 8.0])
+    );
+    let c = (1.0 / &a).unwrap();
+    assert_eq!(c.to_vec::<f32>().unwrap(), vec![1.0, 0.5, 0.25]);
+    let d = (10 - a.clone()).unwrap();
+    assert_eq!(
+        (d.dtype(), d.to_vec::<f32>().unwrap()),
+        (DType::F32, vec![9.0, 8.0, 6.0])
+    );
+    let u = Array::from_vec(vec![250u8, 1], &[2]).unwrap();
+    let v = (&u + 1i32).unwrap();
+    assert_eq!(
+        (v.dtype(), v.to_vec::<u8>().unwrap()),
+        (DType::U8, vec![251, 2])
+    );
+    let e = (&u + 300i32).unwrap_err();
+    assert!(e.to_string().contains("out of bounds for uint8"), "{e}");
+    let i = Array::from_vec(vec![1i32, 2], &[2]).unwrap();
+    let f = (&i * 2.5).unwrap();
+    assert_eq!(
+        (f.dtype(), f.to_vec::<f64>().unwrap()),
+        (DType::F64, vec![2.5, 5.0])
+    );
+    // On another device the scalar is made there (no gather).
+    let tpu = dlarray::get_device("tpu:1").unwrap();
+    let t = (&a.to_device(&tpu).unwrap() + 1.0).unwrap();
+    let h = (&a * half::f16::from_f32(0.5)).unwrap(); // any element type, weak
+    assert_eq!(h.dtype(), DType::F32);
+    assert_eq!(t.devices(), vec![tpu]);
+    assert_eq!(t.to_vec::<f32>().unwrap(), vec![2.0, 3.0, 5.0]);
+}

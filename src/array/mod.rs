@@ -9,6 +9,7 @@ pub(crate) mod foreign;
 pub mod format;
 mod matmul;
 mod ops;
+pub mod scalar_ops;
 mod shard_views;
 pub mod sharding;
 mod transfer;

@@ -1,0 +1,139 @@
+//! Arrays with Rust scalars: `&a * 2.0`, `2.0 * &a`, `&a + 1i32`, with NumPy 2's promotion of
+//! Python scalars (NEP 50): a scalar is *weak*. It takes the array's dtype when its kind fits
+//! (an integer with an integer array, a float with a float array: `f32 * 2.0` stays f32, `u8
+//! + 1` stays u8), and otherwise the default dtype of its kind (`i32 * 2.5` is f64; a complex
+//! scalar with an f32 array gives complex64). An integer out of the array's range is an error,
+//! as NumPy's `OverflowError`, never a silent wrap.
+
+use super::Array;
+use super::sharding::Sharding;
+use crate::backends::BinaryOp;
+use crate::dtype::{DType, Element, Kind, Scalar};
+use crate::error::{Error, Result};
+
+/// The dtype a weak scalar `s` takes against an array of dtype `array`.
+pub fn weak_scalar_dtype(array: DType, s: Scalar) -> DType {
+    let kind = match s {
+        Scalar::Bool(_) => Kind::Bool,
+        Scalar::Int(_) => Kind::Int,
+        Scalar::Float(_) => Kind::Float,
+        Scalar::Complex(_) => Kind::Complex,
+    };
+    let a = match array.kind() {
+        Kind::UInt => Kind::Int, // one kind for promotion with a weak integer
+        k => k,
+    };
+    if kind <= a {
+        return array;
+    }
+    match kind {
+        Kind::Bool => DType::Bool,
+        Kind::Int | Kind::UInt => DType::I64,
+        Kind::Float => DType::F64,
+        Kind::Complex if array == DType::F64 => DType::Complex128,
+        Kind::Complex if array.is_float() => DType::Complex64,
+        Kind::Complex => DType::Complex128,
+    }
+}
+
+impl Array {
+    /// `op(self, value)` (or `op(value, self)` when `scalar_first`) with `value` a weak
+    /// scalar (see the module docs). The scalar is made on this array's first device.
+    pub fn binary_scalar(&self, op: BinaryOp, value: Scalar, scalar_first: bool) -> Result<Array> {
+        let dtype = weak_scalar_dtype(self.dtype(), value);
+        if let Scalar::Int(i) = value
+            && dtype.is_integer()
+        {
+            let fits =
+                crate::with_dtype!(dtype, T => T::from_scalar(value).to_scalar() == Scalar::Int(i));
+            if !fits {
+                return Err(Error::invalid(format!(
+                    "integer {i} is out of bounds for {dtype} (the array's dtype); convert the \
+                     array first, e.g. a.astype(DType::I64)"
+                )));
+            }
+        }
+        let device = self
+            .devices()
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::invalid("array has no device"))?;
+        let s = Array::full_sharded(&[], value, dtype, &Sharding::single(&device))?;
+        if scalar_first {
+            s.binary(op, self)
+        } else {
+            self.binary(op, &s)
+        }
+    }
+}
+
+// `array op scalar`: one generic impl, so a bare literal (`2.0`, `1`) needs no annotation:
+// the output type is known whatever the literal becomes.
+macro_rules! array_op_scalar {
+    ($($tr:ident $m:ident => $op:ident),*) => {$(
+        impl<T: Element> std::ops::$tr<T> for &Array {
+            type Output = Result<Array>;
+            fn $m(self, rhs: T) -> Result<Array> {
+                self.binary_scalar(BinaryOp::$op, rhs.to_scalar(), false)
+            }
+        }
+        impl<T: Element> std::ops::$tr<T> for Array {
+            type Output = Result<Array>;
+            fn $m(self, rhs: T) -> Result<Array> {
+                self.binary_scalar(BinaryOp::$op, rhs.to_scalar(), false)
+            }
+        }
+    )*};
+}
+array_op_scalar!(Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div);
+
+// `scalar op array`: the orphan rule wants one impl per scalar type, and two float (or two
+// integer) types would make a bare literal ambiguous. So: `f64` for float literals and `i32`
+// for integer ones (Rust's own defaults); the scalar is weak either way, so its Rust type
+// does not change the result's dtype.
+macro_rules! scalar_op_array {
+    ($($t:ty),*) => {$(
+        scalar_op_array!(@one $t, Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div);
+    )*};
+    (@one $t:ty, $($tr:ident $m:ident => $op:ident),*) => {$(
+        impl std::ops::$tr<&Array> for $t {
+            type Output = Result<Array>;
+            fn $m(self, rhs: &Array) -> Result<Array> {
+                rhs.binary_scalar(BinaryOp::$op, self.to_scalar(), true)
+            }
+        }
+        impl std::ops::$tr<Array> for $t {
+            type Output = Result<Array>;
+            fn $m(self, rhs: Array) -> Result<Array> {
+                rhs.binary_scalar(BinaryOp::$op, self.to_scalar(), true)
+            }
+        }
+    )*};
+}
+scalar_op_array!(f64, i32);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nep50_weak_scalars() {
+        use DType::*;
+        let w = |a, s| weak_scalar_dtype(a, s);
+        assert_eq!(w(F32, Scalar::Float(2.0)), F32);
+        assert_eq!(w(F16, Scalar::Int(3)), F16);
+        assert_eq!(w(U8, Scalar::Int(1)), U8);
+        assert_eq!(w(I32, Scalar::Float(2.5)), F64);
+        assert_eq!(w(Bool, Scalar::Int(1)), I64);
+        assert_eq!(
+            w(F32, Scalar::Complex(crate::dtype::Complex64::new(0.0, 1.0))),
+            Complex64
+        );
+        assert_eq!(
+            w(F64, Scalar::Complex(crate::dtype::Complex64::new(0.0, 1.0))),
+            Complex128
+        );
+        assert_eq!(w(Complex64, Scalar::Float(1.0)), Complex64);
+        assert_eq!(w(I8, Scalar::Bool(true)), I8);
+    }
+}
