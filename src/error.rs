@@ -37,11 +37,12 @@ pub enum Error {
         bytes: u128,
         reason: String,
     },
-    /// No device with this name exists (or its backend is not loaded).
-    #[error("unknown device `{0}`")]
+    /// No device with this name exists (or its backend is not loaded); the message names the
+    /// devices that do.
+    #[error("{0}")]
     UnknownDevice(String),
-    /// An index or axis lies outside its range.
-    #[error("{what} {index} is out of range for size {size}")]
+    /// An index or axis lies outside its range (NumPy's words for axes).
+    #[error("{}", out_of_range(what, *index, *size))]
     IndexOutOfRange {
         what: &'static str,
         index: i64,
@@ -72,6 +73,14 @@ pub enum Error {
     /// A host read asked for a Rust type that does not match the array's dtype.
     #[error("type mismatch: array has dtype {array}, requested {requested}")]
     ElementType { array: DType, requested: DType },
+}
+
+fn out_of_range(what: &str, index: i64, size: usize) -> String {
+    if what == "axis" {
+        format!("axis {index} is out of bounds for array of dimension {size}")
+    } else {
+        format!("{what} {index} is out of range for size {size}")
+    }
 }
 
 /// The message of a caught panic's payload (`panic!` gives a `&str` or a `String`), for the

@@ -214,3 +214,19 @@ fn wgpu_without_a_driver_is_unavailable_not_a_panic() {
     assert!(!ok, "{out}");
     assert!(out.contains("backend `wgpu` is unavailable"), "{out}");
 }
+
+#[test]
+fn unknown_backend_names_are_errors_listing_the_known_ones() {
+    let (ok, text) = cli(&[("DLARRAY_BACKENDS", "cpu,cuda")], &["devices"]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("unknown backend(s) `cuda`") && text.contains("cpu, tpu, wgpu"),
+        "{text}"
+    );
+    let (ok, text) = cli(
+        &[("DLARRAY_BACKENDS", "cpu")],
+        &["bench", "--backends", "gpu", "--size", "16"],
+    );
+    assert!(!ok, "{text}");
+    assert!(text.contains("unknown backend(s) `gpu`"), "{text}");
+}

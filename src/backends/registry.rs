@@ -28,6 +28,8 @@ pub struct BackendStatus {
 struct Registry {
     statuses: Vec<BackendStatus>,
     devices: Vec<Device>,
+    /// Names in `DLARRAY_BACKENDS` that no built-in backend has (reported by `devices()`).
+    unknown_allowed: Vec<String>,
 }
 
 fn registry() -> &'static RwLock<Registry> {
@@ -47,9 +49,16 @@ fn env_list(var: &str) -> Option<Vec<String>> {
 
 fn discover_all() -> Registry {
     let allowed = env_list("DLARRAY_BACKENDS");
+    let unknown_allowed = allowed
+        .iter()
+        .flatten()
+        .filter(|n| !BUILTIN.iter().any(|(b, _)| b == n))
+        .cloned()
+        .collect();
     let mut reg = Registry {
         statuses: Vec::new(),
         devices: Vec::new(),
+        unknown_allowed,
     };
     for &(name, discover) in BUILTIN {
         let status = if allowed
@@ -95,6 +104,18 @@ fn read() -> std::sync::RwLockReadGuard<'static, Registry> {
 
 /// Checks `DLARRAY_REQUIRE`: every backend named there must be available.
 fn check_required(reg: &Registry) -> Result<()> {
+    if !reg.unknown_allowed.is_empty() {
+        let known: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+        return Err(Error::InvalidArgument(format!(
+            "DLARRAY_BACKENDS names unknown backend(s) {}: the built-in backends are {}",
+            reg.unknown_allowed
+                .iter()
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            known.join(", ")
+        )));
+    }
     for name in env_list("DLARRAY_REQUIRE").unwrap_or_default() {
         match reg.statuses.iter().find(|s| s.name == name) {
             Some(BackendStatus {
@@ -136,12 +157,9 @@ pub fn backends() -> Vec<BackendStatus> {
 
 /// The device named `name` (`cpu:0`, `tpu:3`, ...).
 pub fn get_device(name: &str) -> Result<Device> {
-    read()
-        .devices
-        .iter()
-        .find(|d| d.name() == name)
-        .cloned()
-        .ok_or_else(|| Error::UnknownDevice(name.to_string()))
+    let found = read().devices.iter().find(|d| d.name() == name).cloned();
+    // The read lock is released before the error reads the registry again.
+    found.ok_or_else(|| unknown_device(name))
 }
 
 /// The first device satisfying `pred`, without copying the device list.
@@ -151,11 +169,32 @@ pub(crate) fn find_device(pred: impl Fn(&Device) -> bool) -> Option<Device> {
 
 /// The default device: the first one discovered (`cpu:0` unless CPU is disabled).
 pub fn default_device() -> Result<Device> {
-    read()
-        .devices
-        .first()
-        .cloned()
-        .ok_or_else(|| Error::UnknownDevice("no device is available".to_string()))
+    read().devices.first().cloned().ok_or_else(|| {
+        Error::UnknownDevice(
+            "no device is available (is DLARRAY_BACKENDS excluding them all?)".to_string(),
+        )
+    })
+}
+
+/// "unknown device `x`", with the devices that exist and why missing backends are missing.
+pub(crate) fn unknown_device(name: &str) -> Error {
+    let reg = read();
+    let names: Vec<&str> = reg.devices.iter().map(|d| d.name()).collect();
+    let mut msg = format!(
+        "unknown device `{name}`; the devices here are {}",
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    );
+    let backend = name.split(':').next().unwrap_or(name);
+    if let Some(s) = reg.statuses.iter().find(|s| s.name == backend)
+        && let Some(reason) = &s.reason
+    {
+        msg.push_str(&format!(" (backend `{backend}` is unavailable: {reason})"));
+    }
+    Error::UnknownDevice(msg)
 }
 
 /// Adds a user's backend; its devices join `devices()`. Names must be unique.

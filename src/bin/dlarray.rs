@@ -319,6 +319,22 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 fn bench(size: usize, n: usize, reps: usize, only: Option<String>) -> Result<()> {
     let wanted: Option<Vec<String>> = only.map(|s| s.split(',').map(str::to_string).collect());
+    // An unknown name is an error listing the known ones, not an empty table.
+    let known: Vec<String> = dlarray::backends().into_iter().map(|b| b.name).collect();
+    if let Some(w) = &wanted {
+        let unknown: Vec<&String> = w.iter().filter(|n| !known.contains(n)).collect();
+        if !unknown.is_empty() {
+            return Err(dlarray::Error::InvalidArgument(format!(
+                "unknown backend(s) {}: the known backends are {}",
+                unknown
+                    .iter()
+                    .map(|s| format!("`{s}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                known.join(", ")
+            )));
+        }
+    }
     let mut seen = Vec::new();
     println!(
         "{:<8} {:>14} {:>14} {:>16}",

@@ -144,9 +144,14 @@ impl HostBackend {
     }
 
     fn device(&self, index: usize) -> Result<&HostDevice> {
-        self.devices
-            .get(index)
-            .ok_or_else(|| Error::UnknownDevice(format!("{}:{index}", self.config.name)))
+        self.devices.get(index).ok_or_else(|| {
+            Error::UnknownDevice(format!(
+                "unknown device `{}:{index}`: backend `{}` has {} devices",
+                self.config.name,
+                self.config.name,
+                self.devices.len()
+            ))
+        })
     }
 
     /// The device a kernel input lives on.

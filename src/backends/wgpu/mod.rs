@@ -137,7 +137,12 @@ impl WgpuBackend {
     fn ctx(&self, device: usize) -> Result<&Ctx> {
         self.gpus
             .get(device)
-            .ok_or_else(|| Error::UnknownDevice(format!("wgpu:{device}")))?
+            .ok_or_else(|| {
+                Error::UnknownDevice(format!(
+                    "unknown device `wgpu:{device}`: backend `wgpu` has {} devices",
+                    self.gpus.len()
+                ))
+            })?
             .ctx()
     }
 
