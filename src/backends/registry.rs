@@ -25,16 +25,44 @@ pub struct BackendStatus {
     pub reason: Option<String>,
 }
 
-struct Registry {
-    statuses: Vec<BackendStatus>,
+/// A backend found (or not) at run time, with its devices.
+struct Slot {
+    status: BackendStatus,
     devices: Vec<Device>,
-    /// Names in `DLARRAY_BACKENDS` that no built-in backend has (reported by `devices()`).
-    unknown_allowed: Vec<String>,
 }
 
-fn registry() -> &'static RwLock<Registry> {
-    static REGISTRY: OnceLock<RwLock<Registry>> = OnceLock::new();
-    REGISTRY.get_or_init(|| RwLock::new(discover_all()))
+/// One slot per built-in backend, each discovered the first time something needs it: a
+/// program that only uses the CPU never starts the Vulkan or GL drivers (which print to
+/// stderr, and take ~0.1 s).
+fn builtin_slots() -> &'static [OnceLock<Slot>] {
+    static SLOTS: OnceLock<Vec<OnceLock<Slot>>> = OnceLock::new();
+    SLOTS.get_or_init(|| BUILTIN.iter().map(|_| OnceLock::new()).collect())
+}
+
+/// Built-in backend `i`, discovered now if it was not yet.
+fn builtin(i: usize) -> &'static Slot {
+    builtin_slots()[i].get_or_init(|| discover_one(i))
+}
+
+/// The built-in backends already discovered (no discovery).
+fn discovered() -> impl Iterator<Item = &'static Slot> {
+    builtin_slots().iter().filter_map(OnceLock::get)
+}
+
+/// Every built-in backend, discovering those not yet discovered.
+fn all_builtins() -> impl Iterator<Item = &'static Slot> {
+    (0..BUILTIN.len()).map(builtin)
+}
+
+/// Users' backends, in registration order.
+fn users() -> &'static RwLock<Vec<Slot>> {
+    static USERS: RwLock<Vec<Slot>> = RwLock::new(Vec::new());
+    &USERS
+}
+
+fn read_users() -> std::sync::RwLockReadGuard<'static, Vec<Slot>> {
+    // Every write is a single push, so a poisoned lock is still consistent.
+    users().read().unwrap_or_else(|e| e.into_inner())
 }
 
 fn env_list(var: &str) -> Option<Vec<String>> {
@@ -47,68 +75,59 @@ fn env_list(var: &str) -> Option<Vec<String>> {
     )
 }
 
-fn discover_all() -> Registry {
+fn discover_one(i: usize) -> Slot {
+    let (name, discover) = BUILTIN[i];
     let allowed = env_list("DLARRAY_BACKENDS");
-    let unknown_allowed = allowed
-        .iter()
-        .flatten()
-        .filter(|n| !BUILTIN.iter().any(|(b, _)| b == n))
-        .cloned()
-        .collect();
-    let mut reg = Registry {
-        statuses: Vec::new(),
-        devices: Vec::new(),
-        unknown_allowed,
-    };
-    for &(name, discover) in BUILTIN {
-        let status = if allowed
-            .as_ref()
-            .is_some_and(|a| !a.iter().any(|n| n == name))
-        {
-            BackendStatus {
+    let status = if allowed
+        .as_ref()
+        .is_some_and(|a| !a.iter().any(|n| n == name))
+    {
+        BackendStatus {
+            name: name.to_string(),
+            backend: None,
+            reason: Some("not listed in DLARRAY_BACKENDS".to_string()),
+        }
+    } else {
+        match discover() {
+            Ok(b) => BackendStatus {
                 name: name.to_string(),
-                backend: None,
-                reason: Some("not listed in DLARRAY_BACKENDS".to_string()),
-            }
-        } else {
-            match discover() {
-                Ok(b) => BackendStatus {
+                backend: Some(b),
+                reason: None,
+            },
+            Err(reason) => {
+                log::debug!("backend {name} unavailable: {reason}");
+                BackendStatus {
                     name: name.to_string(),
-                    backend: Some(b),
-                    reason: None,
-                },
-                Err(reason) => {
-                    log::debug!("backend {name} unavailable: {reason}");
-                    BackendStatus {
-                        name: name.to_string(),
-                        backend: None,
-                        reason: Some(reason),
-                    }
+                    backend: None,
+                    reason: Some(reason),
                 }
             }
-        };
-        if let Some(b) = &status.backend {
-            reg.devices
-                .extend(b.devices().into_iter().map(|d| Device::new(b.clone(), d)));
         }
-        reg.statuses.push(status);
-    }
-    reg
+    };
+    let devices = match &status.backend {
+        Some(b) => b
+            .devices()
+            .into_iter()
+            .map(|d| Device::new(b.clone(), d))
+            .collect(),
+        None => Vec::new(),
+    };
+    Slot { status, devices }
 }
 
-fn read() -> std::sync::RwLockReadGuard<'static, Registry> {
-    // A panic while holding the lock cannot leave the registry half-written (every write is
-    // a single push), so a poisoned lock is still consistent.
-    registry().read().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Checks `DLARRAY_REQUIRE`: every backend named there must be available.
-fn check_required(reg: &Registry) -> Result<()> {
-    if !reg.unknown_allowed.is_empty() {
+/// Checks `DLARRAY_BACKENDS` (every name known) and `DLARRAY_REQUIRE` (every backend named
+/// there available), against `statuses`.
+fn check_environment(statuses: &[BackendStatus]) -> Result<()> {
+    let unknown: Vec<String> = env_list("DLARRAY_BACKENDS")
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n| !BUILTIN.iter().any(|(b, _)| b == n))
+        .collect();
+    if !unknown.is_empty() {
         let known: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
         return Err(Error::InvalidArgument(format!(
             "DLARRAY_BACKENDS names unknown backend(s) {}: the built-in backends are {}",
-            reg.unknown_allowed
+            unknown
                 .iter()
                 .map(|s| format!("`{s}`"))
                 .collect::<Vec<_>>()
@@ -117,7 +136,7 @@ fn check_required(reg: &Registry) -> Result<()> {
         )));
     }
     for name in env_list("DLARRAY_REQUIRE").unwrap_or_default() {
-        match reg.statuses.iter().find(|s| s.name == name) {
+        match statuses.iter().find(|s| s.name == name) {
             Some(BackendStatus {
                 backend: Some(_), ..
             }) => {}
@@ -128,7 +147,7 @@ fn check_required(reg: &Registry) -> Result<()> {
                 });
             }
             None => {
-                let known: Vec<&str> = reg.statuses.iter().map(|s| s.name.as_str()).collect();
+                let known: Vec<&str> = statuses.iter().map(|s| s.name.as_str()).collect();
                 return Err(Error::BackendUnavailable {
                     backend: name,
                     reason: format!(
@@ -142,34 +161,78 @@ fn check_required(reg: &Registry) -> Result<()> {
     Ok(())
 }
 
-/// Every available device, CPU first. Fails if a backend named in `DLARRAY_REQUIRE` is
-/// unavailable, with the reason discovery gave.
+/// Every available device, CPU first (discovering every backend). Fails if a backend named
+/// in `DLARRAY_REQUIRE` is unavailable, with the reason discovery gave.
 pub fn devices() -> Result<Vec<Device>> {
-    let reg = read();
-    check_required(&reg)?;
-    Ok(reg.devices.clone())
+    check_environment(&backends())?;
+    let mut out: Vec<Device> = all_builtins()
+        .flat_map(|s| s.devices.iter().cloned())
+        .collect();
+    out.extend(read_users().iter().flat_map(|s| s.devices.iter().cloned()));
+    Ok(out)
 }
 
-/// Every known backend with its availability.
+/// Every known backend with its availability (a user's backend replaces an unavailable
+/// built-in of the same name).
 pub fn backends() -> Vec<BackendStatus> {
-    read().statuses.clone()
+    let users = read_users();
+    let mut out: Vec<BackendStatus> = all_builtins()
+        .filter(|s| !users.iter().any(|u| u.status.name == s.status.name))
+        .map(|s| s.status.clone())
+        .collect();
+    out.extend(users.iter().map(|u| u.status.clone()));
+    out
 }
 
-/// The device named `name` (`cpu:0`, `tpu:3`, ...).
+/// The device named `name` (`cpu:0`, `tpu:3`, ...), discovering only its backend.
 pub fn get_device(name: &str) -> Result<Device> {
-    let found = read().devices.iter().find(|d| d.name() == name).cloned();
-    // The read lock is released before the error reads the registry again.
+    let backend = name.split(':').next().unwrap_or(name);
+    let in_users = read_users()
+        .iter()
+        .filter(|u| u.status.name == backend)
+        .flat_map(|u| u.devices.iter())
+        .find(|d| d.name() == name)
+        .cloned();
+    let found = in_users.or_else(|| {
+        let i = BUILTIN.iter().position(|(n, _)| *n == backend)?;
+        builtin(i)
+            .devices
+            .iter()
+            .find(|d| d.name() == name)
+            .cloned()
+    });
     found.ok_or_else(|| unknown_device(name))
 }
 
-/// The first device satisfying `pred`, without copying the device list.
+/// The first device satisfying `pred`: among the backends already discovered first, then
+/// discovering the rest.
 pub(crate) fn find_device(pred: impl Fn(&Device) -> bool) -> Option<Device> {
-    read().devices.iter().find(|d| pred(d)).cloned()
+    let seen = || {
+        discovered()
+            .flat_map(|s| s.devices.iter())
+            .find(|d| pred(d))
+            .cloned()
+            .or_else(|| {
+                read_users()
+                    .iter()
+                    .flat_map(|s| s.devices.iter())
+                    .find(|d| pred(d))
+                    .cloned()
+            })
+    };
+    seen().or_else(|| {
+        all_builtins().for_each(drop);
+        seen()
+    })
 }
 
-/// The default device: the first one discovered (`cpu:0` unless CPU is disabled).
+/// The default device: the first device of the first available backend (`cpu:0` unless
+/// CPU is disabled); later backends are not discovered for it.
 pub fn default_device() -> Result<Device> {
-    read().devices.first().cloned().ok_or_else(|| {
+    let first = (0..BUILTIN.len())
+        .find_map(|i| builtin(i).devices.first().cloned())
+        .or_else(|| read_users().iter().find_map(|u| u.devices.first().cloned()));
+    first.ok_or_else(|| {
         Error::UnknownDevice(
             "no device is available (is DLARRAY_BACKENDS excluding them all?)".to_string(),
         )
@@ -178,8 +241,12 @@ pub fn default_device() -> Result<Device> {
 
 /// "unknown device `x`", with the devices that exist and why missing backends are missing.
 pub(crate) fn unknown_device(name: &str) -> Error {
-    let reg = read();
-    let names: Vec<&str> = reg.devices.iter().map(|d| d.name()).collect();
+    let all: Vec<Device> = all_builtins()
+        .flat_map(|s| s.devices.iter().cloned())
+        .chain(read_users().iter().flat_map(|s| s.devices.iter().cloned()))
+        .collect();
+    let statuses = backends();
+    let names: Vec<&str> = all.iter().map(|d| d.name()).collect();
     let mut msg = format!(
         "unknown device `{name}`; the devices here are {}",
         if names.is_empty() {
@@ -189,7 +256,7 @@ pub(crate) fn unknown_device(name: &str) -> Error {
         }
     );
     let backend = name.split(':').next().unwrap_or(name);
-    if let Some(s) = reg.statuses.iter().find(|s| s.name == backend)
+    if let Some(s) = statuses.iter().find(|s| s.name == backend)
         && let Some(reason) = &s.reason
     {
         msg.push_str(&format!(" (backend `{backend}` is unavailable: {reason})"));
@@ -197,31 +264,35 @@ pub(crate) fn unknown_device(name: &str) -> Error {
     Error::UnknownDevice(msg)
 }
 
-/// Adds a user's backend; its devices join `devices()`. Names must be unique.
+/// Adds a user's backend; its devices join `devices()`. Names must be unique (a built-in
+/// that is unavailable here may be replaced).
 pub fn register_backend(backend: Arc<dyn Backend>) -> Result<Vec<Device>> {
-    let mut reg = registry().write().unwrap_or_else(|e| e.into_inner());
     let name = backend.name().to_string();
     if name.is_empty() || name.contains(':') {
         return Err(Error::invalid(format!("invalid backend name `{name}`")));
     }
-    if let Some(s) = reg.statuses.iter().find(|s| s.name == name) {
-        if s.backend.is_some() {
-            return Err(Error::invalid(format!(
-                "backend `{name}` is already registered"
-            )));
-        }
+    let taken = || Error::invalid(format!("backend `{name}` is already registered"));
+    if let Some(i) = BUILTIN.iter().position(|(n, _)| *n == name)
+        && builtin(i).status.backend.is_some()
+    {
+        return Err(taken());
     }
     let devices: Vec<Device> = backend
         .devices()
         .into_iter()
         .map(|d| Device::new(backend.clone(), d))
         .collect();
-    reg.statuses.retain(|s| s.name != name);
-    reg.statuses.push(BackendStatus {
-        name,
-        backend: Some(backend),
-        reason: None,
+    let mut users = users().write().unwrap_or_else(|e| e.into_inner());
+    if users.iter().any(|u| u.status.name == name) {
+        return Err(taken());
+    }
+    users.push(Slot {
+        status: BackendStatus {
+            name,
+            backend: Some(backend),
+            reason: None,
+        },
+        devices: devices.clone(),
     });
-    reg.devices.extend(devices.iter().cloned());
     Ok(devices)
 }
