@@ -298,9 +298,10 @@ fn tour() -> Result<()> {
             })
         })?;
         println!(
-            "  to_dlpack {dt:>10.3?}: host copy, IS_COPIED={}, fallback_reason={:?}",
+            "  to_dlpack {dt:>10.3?}: host copy, IS_COPIED={}, fallback reason: {}",
             t.is_copied(),
-            t.fallback_reason().map(|e| e.to_string())
+            t.fallback_reason()
+                .map_or("none".to_string(), |e| e.to_string())
         );
         check(
             "DLPack host copy",
