@@ -65,19 +65,19 @@ struct DeviceInner {
     name: String,
     /// Read once: the DLPack mapping consults it on every export and import.
     platform_version: String,
-    /// The backend's DLPack declaration per memory kind, read once for the same reason.
-    dlpack: Vec<(MemoryKind, Option<DlpackCapability>)>,
+    /// The backend's DLPack declaration per memory kind (indexed by `MemoryKind as usize`),
+    /// read once for the same reason.
+    dlpack: [Option<DlpackCapability>; 3],
 }
 
 impl Device {
     pub(crate) fn new(backend: Arc<dyn Backend>, desc: DeviceDesc) -> Device {
         let name = format!("{}:{}", backend.name(), desc.index);
         let platform_version = backend.device_platform_version(desc.index);
-        let dlpack = desc
-            .memory_kinds
-            .iter()
-            .map(|&k| (k, backend.dlpack_capability(desc.index, k)))
-            .collect();
+        let mut dlpack = [None; 3];
+        for &k in &desc.memory_kinds {
+            dlpack[k as usize] = backend.dlpack_capability(desc.index, k);
+        }
         Device(Arc::new(DeviceInner {
             backend,
             desc,
@@ -110,12 +110,9 @@ impl Device {
     }
     /// The backend's DLPack declaration for memory `kind` (`None`: none, so JAX's platform
     /// rules apply). See [`Backend::dlpack_capability`].
+    #[inline]
     pub fn dlpack_capability(&self, kind: MemoryKind) -> Option<DlpackCapability> {
-        self.0
-            .dlpack
-            .iter()
-            .find(|(k, _)| *k == kind)
-            .and_then(|(_, c)| *c)
+        self.0.dlpack[kind as usize]
     }
     /// The dtypes this device's kernels compute on (see [`Backend::kernel_dtypes`]).
     pub fn kernel_dtypes(&self) -> Vec<crate::dtype::DType> {

@@ -83,6 +83,7 @@ fn contains_ignore_case(haystack: &str, needle: &str) -> bool {
 }
 
 /// The DLPack device of memory `kind` on `device` (a single shard).
+#[inline]
 pub fn dlpack_device_of(device: &Device, kind: MemoryKind) -> Result<DLDevice, BufferError> {
     dlpack_device_for(
         1,

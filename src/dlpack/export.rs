@@ -47,6 +47,7 @@ struct Plan<'a> {
 
 /// The stream handshake before `buffer` of `device` is handed out as DLPack device `dl`:
 /// the array API's rule for the consumer's `stream` on that memory, executed by the backend.
+#[inline]
 fn sync_for_consumer(
     device: &Device,
     kind: MemoryKind,

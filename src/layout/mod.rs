@@ -109,7 +109,7 @@ impl Layout {
     /// `contiguous` for a shape known to obey the size limit: the shape of an existing
     /// layout, or one `checked_size`/`broadcast_shapes` accepted. The op path builds every
     /// output layout here, and the check would be repeated work.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn contiguous_valid(shape: &[usize]) -> Layout {
         debug_assert!(checked_size(shape).is_ok(), "{shape:?} was not checked");
         Layout {
