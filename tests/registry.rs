@@ -220,7 +220,8 @@ fn unknown_backend_names_are_errors_listing_the_known_ones() {
     let (ok, text) = cli(&[("DLARRAY_BACKENDS", "cpu,cuda")], &["devices"]);
     assert!(!ok, "{text}");
     assert!(
-        text.contains("unknown backend(s) `cuda`") && text.contains("cpu, tpu, wgpu"),
+        text.contains("DLARRAY_BACKENDS names unknown backend(s) `cuda`")
+            && text.contains("cpu, tpu, wgpu"),
         "{text}"
     );
     let (ok, text) = cli(
@@ -228,5 +229,8 @@ fn unknown_backend_names_are_errors_listing_the_known_ones() {
         &["bench", "--backends", "gpu", "--size", "16"],
     );
     assert!(!ok, "{text}");
-    assert!(text.contains("unknown backend(s) `gpu`"), "{text}");
+    assert!(
+        text.contains("--backends names unknown backend(s) `gpu`"),
+        "{text}"
+    );
 }

@@ -43,7 +43,9 @@ pub use buffer::{Address, DeviceBuffer, Owner};
 pub use device::{Device, DeviceDesc, MemoryKind};
 pub use dlpack_caps::DlpackCapability;
 pub use op::{BinaryOp, ReduceOp, TensorRef, UnaryOp};
-pub use registry::{BackendStatus, backends, devices, get_device, register_backend};
+pub use registry::{
+    BackendStatus, backends, check_backend_names, devices, get_device, register_backend,
+};
 
 use crate::dlpack::stream::ExportSync;
 use crate::dtype::{DType, Scalar};

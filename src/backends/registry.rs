@@ -118,23 +118,9 @@ fn discover_one(i: usize) -> Slot {
 /// Checks `DLARRAY_BACKENDS` (every name known) and `DLARRAY_REQUIRE` (every backend named
 /// there available), against `statuses`.
 fn check_environment(statuses: &[BackendStatus]) -> Result<()> {
-    let unknown: Vec<String> = env_list("DLARRAY_BACKENDS")
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|n| !BUILTIN.iter().any(|(b, _)| b == n))
-        .collect();
-    if !unknown.is_empty() {
-        let known: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
-        return Err(Error::InvalidArgument(format!(
-            "DLARRAY_BACKENDS names unknown backend(s) {}: the built-in backends are {}",
-            unknown
-                .iter()
-                .map(|s| format!("`{s}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            known.join(", ")
-        )));
-    }
+    let builtin: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+    let listed = env_list("DLARRAY_BACKENDS").unwrap_or_default();
+    check_backend_names("DLARRAY_BACKENDS", &listed, &builtin)?;
     for name in env_list("DLARRAY_REQUIRE").unwrap_or_default() {
         match statuses.iter().find(|s| s.name == name) {
             Some(BackendStatus {
@@ -159,6 +145,24 @@ fn check_environment(statuses: &[BackendStatus]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// An error naming every entry of `names` that is not in `known` (and listing `known`), as
+/// an unknown backend in a user's list must be: never an empty result.
+pub fn check_backend_names(what: &str, names: &[String], known: &[&str]) -> Result<()> {
+    let unknown: Vec<String> = names
+        .iter()
+        .filter(|n| !known.contains(&n.as_str()))
+        .map(|n| format!("`{n}`"))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument(format!(
+        "{what} names unknown backend(s) {}: the known backends are {}",
+        unknown.join(", "),
+        known.join(", ")
+    )))
 }
 
 /// Every available device, CPU first (discovering every backend). Fails if a backend named

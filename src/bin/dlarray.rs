@@ -323,18 +323,8 @@ fn bench(size: usize, n: usize, reps: usize, only: Option<String>) -> Result<()>
     // An unknown name is an error listing the known ones, not an empty table.
     let known: Vec<String> = dlarray::backends().into_iter().map(|b| b.name).collect();
     if let Some(w) = &wanted {
-        let unknown: Vec<&String> = w.iter().filter(|n| !known.contains(n)).collect();
-        if !unknown.is_empty() {
-            return Err(dlarray::Error::InvalidArgument(format!(
-                "unknown backend(s) {}: the known backends are {}",
-                unknown
-                    .iter()
-                    .map(|s| format!("`{s}`"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                known.join(", ")
-            )));
-        }
+        let known: Vec<&str> = known.iter().map(String::as_str).collect();
+        dlarray::backends::check_backend_names("--backends", w, &known)?;
     }
     let mut seen = Vec::new();
     println!(
