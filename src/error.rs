@@ -10,7 +10,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[non_exhaustive]
 pub enum Error {
     /// Operand shapes are incompatible for `op`.
-    #[error("{op}: shape mismatch: {lhs:?} vs {rhs:?}")]
+    #[error("{}", shape_message(op, lhs, rhs))]
     ShapeMismatch {
         op: &'static str,
         lhs: Vec<usize>,
@@ -73,6 +73,25 @@ pub enum Error {
     /// A host read asked for a Rust type that does not match the array's dtype.
     #[error("type mismatch: array has dtype {array}, requested {requested}")]
     ElementType { array: DType, requested: DType },
+}
+
+fn shape_message(op: &str, lhs: &[usize], rhs: &[usize]) -> String {
+    // A matmul's sizes that must agree are named (NumPy's gufunc error names them too).
+    if op == "matmul" && !lhs.is_empty() && !rhs.is_empty() {
+        let k1 = lhs[lhs.len() - 1];
+        let k2 = if rhs.len() == 1 {
+            rhs[0]
+        } else {
+            rhs[rhs.len() - 2]
+        };
+        if k1 != k2 {
+            return format!(
+                "matmul: shape mismatch: {lhs:?} vs {rhs:?}: the inner sizes differ ({k1} \
+                 columns on the left, {k2} rows on the right)"
+            );
+        }
+    }
+    format!("{op}: shape mismatch: {lhs:?} vs {rhs:?}")
 }
 
 fn out_of_range(what: &str, index: i64, size: usize) -> String {

@@ -224,3 +224,14 @@ fn errors_say_what_to_do() {
         "axis 5 is out of bounds for array of dimension 2"
     );
 }
+
+#[test]
+fn a_matmul_mismatch_names_the_inner_sizes() {
+    let a = Array::zeros(&[2, 3], DType::F32).unwrap();
+    let b = Array::zeros(&[4, 5], DType::F32).unwrap();
+    assert_eq!(
+        a.matmul(&b).unwrap_err().to_string(),
+        "matmul: shape mismatch: [2, 3] vs [4, 5]: the inner sizes differ (3 columns on the \
+         left, 4 rows on the right)"
+    );
+}
