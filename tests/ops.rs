@@ -677,3 +677,125 @@ fn scalar_operands_are_weak() {
     assert_eq!(t.devices(), vec![tpu]);
     assert_eq!(t.to_vec::<f32>().unwrap(), vec![2.0, 3.0, 5.0]);
 }
+
+/// The ops composed from backend ops, on every device (NumPy's results).
+#[test]
+fn composed_ops_on_every_backend() {
+    let nan = f32::NAN;
+    for d in dlarray::devices().unwrap() {
+        let on = |v: Vec<f32>, s: &[usize]| Array::from_vec(v, s).unwrap().to_device(&d).unwrap();
+        let x = on(vec![1.0, -2.0, 3.0, 4.0, nan, f32::INFINITY], &[2, 3]);
+        let z = x.zeros_like().unwrap();
+        assert_eq!(
+            (z.shape(), z.dtype(), z.devices()),
+            (&[2usize, 3][..], DType::F32, vec![d.clone()])
+        );
+        assert_eq!(
+            x.full_like(7.0).unwrap().to_vec::<f32>().unwrap(),
+            vec![7.0; 6],
+            "{d}"
+        );
+        assert_eq!(
+            x.ones_like()
+                .unwrap()
+                .sum(Axes::All)
+                .unwrap()
+                .item::<f32>()
+                .unwrap(),
+            6.0
+        );
+        let b = |a: Array| a.to_vec::<bool>().unwrap();
+        assert_eq!(
+            b(x.isnan().unwrap()),
+            vec![false, false, false, false, true, false],
+            "{d}"
+        );
+        assert_eq!(
+            b(x.isfinite().unwrap()),
+            vec![true, true, true, true, false, false],
+            "{d}"
+        );
+        let c = on(vec![-5.0, 0.5, 9.0], &[3])
+            .clip(Some(0.0), Some(1.0))
+            .unwrap();
+        assert_eq!(
+            (c.dtype(), c.to_vec::<f32>().unwrap()),
+            (DType::F32, vec![0.0, 0.5, 1.0]),
+            "{d}"
+        );
+        let y = on(vec![0.0, 0.0, 1.0, 0.0, 2.0, 3.0], &[2, 3]);
+        assert_eq!(b(y.any(1).unwrap()), vec![true, true], "{d}");
+        assert_eq!(b(y.all(1).unwrap()), vec![false, false], "{d}");
+        assert_eq!(b(y.any(0).unwrap()), vec![false, true, true], "{d}");
+        let v = on(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+        let var = v.var(Axes::All, 0).unwrap().item::<f32>().unwrap();
+        assert!((var - 1.25).abs() < 1e-6, "{d}: {var}");
+        let std1 = v.std(0, 1).unwrap().to_vec::<f32>().unwrap();
+        assert!(
+            std1.iter().all(|s| (s - 2f32.sqrt()).abs() < 1e-6),
+            "{d}: {std1:?}"
+        );
+        // Shape helpers are views.
+        let e = v.expand_dims(0).unwrap();
+        assert_eq!(e.shape(), &[1, 2, 2]);
+        assert_eq!(e.squeeze(None).unwrap().shape(), &[2, 2]);
+        assert_eq!(v.expand_dims(-1).unwrap().shape(), &[2, 2, 1]);
+        assert!(v.squeeze(Some(&[0])).is_err());
+        assert_eq!(
+            v.flatten().unwrap().to_vec::<f32>().unwrap(),
+            vec![1.0, 2.0, 3.0, 4.0]
+        );
+    }
+    // Integers: var in float64, clip keeps the dtype, isnan all false.
+    let i = Array::from_vec(vec![1i32, 2, 3, 4], &[4]).unwrap();
+    assert_eq!(i.var(Axes::All, 0).unwrap().dtype(), DType::F64);
+    assert_eq!(
+        i.clip(Some(2.0), Some(3.0))
+            .unwrap()
+            .to_vec::<i32>()
+            .unwrap(),
+        vec![2, 2, 3, 3]
+    );
+    assert_eq!(i.isnan().unwrap().to_vec::<bool>().unwrap(), vec![false; 4]);
+    // Creation.
+    let l = Array::linspace(0.0, 1.0, 5, true, DType::F64).unwrap();
+    assert_eq!(l.to_vec::<f64>().unwrap(), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
+    let l = Array::linspace(0.0, 1.0, 4, false, DType::F32).unwrap();
+    assert_eq!(l.to_vec::<f32>().unwrap(), vec![0.0, 0.25, 0.5, 0.75]);
+    assert_eq!(
+        Array::linspace(2.0, 3.0, 1, true, DType::F64)
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap(),
+        vec![2.0]
+    );
+    assert_eq!(
+        Array::linspace(2.0, 3.0, 0, true, DType::F64)
+            .unwrap()
+            .size(),
+        0
+    );
+    let e = Array::eye(3, Some(4), 1, DType::I32).unwrap();
+    assert_eq!(
+        e.to_vec::<i32>().unwrap(),
+        vec![0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
+    );
+    assert_eq!(
+        Array::eye(2, None, -5, DType::F32)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap(),
+        vec![0.0; 4]
+    );
+    // A sharded array's *_like keeps the sharding.
+    let tpus: Vec<_> = dlarray::devices()
+        .unwrap()
+        .into_iter()
+        .filter(|d| d.platform() == "tpu")
+        .collect();
+    let s = Array::zeros(&[8], DType::F32)
+        .unwrap()
+        .device_put(&Sharding::split(tpus, 0).unwrap())
+        .unwrap();
+    assert_eq!(s.ones_like().unwrap().sharding(), s.sharding());
+}

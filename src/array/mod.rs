@@ -5,6 +5,7 @@
 //! (`Layout`) of a backend buffer covering the slice of the global array the sharding gives
 //! that device.
 
+mod composed;
 pub(crate) mod foreign;
 pub mod format;
 mod matmul;
@@ -587,6 +588,11 @@ pub struct ScalarValue(pub Scalar);
 impl<T: Element> From<T> for ScalarValue {
     fn from(v: T) -> Self {
         ScalarValue(v.to_scalar())
+    }
+}
+impl From<Scalar> for ScalarValue {
+    fn from(v: Scalar) -> Self {
+        ScalarValue(v)
     }
 }
 

@@ -1,0 +1,228 @@
+//! Operations built from the backend ops every device already has, so they run on every
+//! backend (and keep a sharding wherever their parts do): creation like another array,
+//! `linspace`, `eye`, shape helpers (`squeeze`, `expand_dims`, `flatten`), `clip`, `isnan`,
+//! `isfinite`, `any`, `all`, `var` and `std`. NumPy's semantics.
+
+use super::{Array, Axes};
+use crate::backends::{BinaryOp, ReduceOp, UnaryOp};
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+use crate::layout::normalize_axis;
+
+impl Array {
+    /// Zeros with this array's shape, dtype and sharding.
+    pub fn zeros_like(&self) -> Result<Array> {
+        self.full_like(Scalar::Int(0))
+    }
+
+    /// Ones with this array's shape, dtype and sharding.
+    pub fn ones_like(&self) -> Result<Array> {
+        self.full_like(Scalar::Int(1))
+    }
+
+    /// `value` (converted to this array's dtype) with its shape and sharding.
+    pub fn full_like(&self, value: impl Into<super::ScalarValue>) -> Result<Array> {
+        Array::full_sharded(self.shape(), value.into().0, self.dtype(), self.sharding())
+    }
+
+    /// `num` evenly spaced values from `start` to `stop` (included when `endpoint`), as
+    /// NumPy's `linspace`, on the default device.
+    pub fn linspace(
+        start: f64,
+        stop: f64,
+        num: usize,
+        endpoint: bool,
+        dtype: DType,
+    ) -> Result<Array> {
+        if !start.is_finite() || !stop.is_finite() {
+            return Err(Error::invalid(format!(
+                "linspace({start}, {stop}): bounds must be finite"
+            )));
+        }
+        let div = if endpoint { num.saturating_sub(1) } else { num };
+        let step = if div == 0 {
+            0.0
+        } else {
+            (stop - start) / div as f64
+        };
+        crate::with_dtype!(dtype, T => {
+            let mut data: Vec<T> = crate::backends::host::try_host_vec(num, "host")?;
+            for (i, v) in data.iter_mut().enumerate() {
+                // The last value is `stop` exactly (as NumPy), not start + (n-1) * step.
+                let x = if endpoint && num > 1 && i == num - 1 { stop } else { start + i as f64 * step };
+                *v = <T as crate::dtype::Element>::from_scalar(Scalar::Float(x));
+            }
+            Array::from_slice(&data, &[num])
+        })
+    }
+
+    /// An `n x m` matrix with ones on diagonal `k` (0 the main one, > 0 above), as NumPy's
+    /// `eye`, on the default device.
+    pub fn eye(n: usize, m: Option<usize>, k: isize, dtype: DType) -> Result<Array> {
+        let m = m.unwrap_or(n);
+        let size = crate::layout::checked_size(&[n, m])?;
+        crate::with_dtype!(dtype, T => {
+            let mut data: Vec<T> = crate::backends::host::try_host_vec(size, "host")?;
+            let one = <T as crate::dtype::Element>::from_scalar(Scalar::Int(1));
+            for i in 0..n {
+                let j = i as i128 + k as i128;
+                if (0..m as i128).contains(&j) {
+                    data[i * m + j as usize] = one;
+                }
+            }
+            Array::from_slice(&data, &[n, m])
+        })
+    }
+
+    /// The array without its size-1 axes (all of them, or those in `axes`, each of which
+    /// must have size 1). A view.
+    pub fn squeeze(&self, axes: Option<&[isize]>) -> Result<Array> {
+        let nd = self.ndim();
+        let drop: Vec<usize> = match axes {
+            None => (0..nd).filter(|&k| self.shape()[k] == 1).collect(),
+            Some(list) => {
+                let mut v = Vec::with_capacity(list.len());
+                for &a in list {
+                    let k = normalize_axis(a, nd)?;
+                    if self.shape()[k] != 1 {
+                        return Err(Error::invalid(format!(
+                            "cannot select an axis to squeeze out which has size not equal to \
+                             one (axis {a} has size {})",
+                            self.shape()[k]
+                        )));
+                    }
+                    v.push(k);
+                }
+                v
+            }
+        };
+        let shape: Vec<isize> = (0..nd)
+            .filter(|k| !drop.contains(k))
+            .map(|k| self.shape()[k] as isize)
+            .collect();
+        self.reshape(&shape)
+    }
+
+    /// The array with a size-1 axis inserted at `axis` (negative counts from the end of
+    /// the result, as NumPy's `expand_dims`). A view.
+    pub fn expand_dims(&self, axis: isize) -> Result<Array> {
+        let k = normalize_axis(axis, self.ndim() + 1)?;
+        let mut shape: Vec<isize> = self.shape().iter().map(|&d| d as isize).collect();
+        shape.insert(k, 1);
+        self.reshape(&shape)
+    }
+
+    /// The elements as one axis, row-major (a view where the strides allow).
+    pub fn flatten(&self) -> Result<Array> {
+        self.reshape(&[-1])
+    }
+
+    /// Each element limited to `[lo, hi]` (`minimum(maximum(x, lo), hi)`, as NumPy's `clip`).
+    /// The bounds are weak scalars: the dtype is kept, except that a fractional bound on an
+    /// integer array gives float64 (as NumPy with a Python float).
+    pub fn clip(&self, lo: Option<f64>, hi: Option<f64>) -> Result<Array> {
+        let weak = |v: f64| {
+            if self.dtype().is_integer() && v.fract() == 0.0 && v.abs() < 2f64.powi(63) {
+                Scalar::Int(v as i128)
+            } else {
+                Scalar::Float(v)
+            }
+        };
+        let mut x = self.clone();
+        if let Some(lo) = lo {
+            x = x.binary_scalar(BinaryOp::Maximum, weak(lo), false)?;
+        }
+        if let Some(hi) = hi {
+            x = x.binary_scalar(BinaryOp::Minimum, weak(hi), false)?;
+        }
+        Ok(x)
+    }
+
+    /// Whether each element is NaN (never, for integers and bools).
+    pub fn isnan(&self) -> Result<Array> {
+        if !self.dtype().is_inexact() {
+            return Array::full_sharded(
+                self.shape(),
+                Scalar::Bool(false),
+                DType::Bool,
+                self.sharding(),
+            );
+        }
+        // NaN is the one value unequal to itself.
+        self.binary(BinaryOp::Ne, self)
+    }
+
+    /// Whether each element is finite (always, for integers and bools).
+    pub fn isfinite(&self) -> Result<Array> {
+        if !self.dtype().is_inexact() {
+            return Array::full_sharded(
+                self.shape(),
+                Scalar::Bool(true),
+                DType::Bool,
+                self.sharding(),
+            );
+        }
+        // x - x is 0 for finite x and NaN for NaN and the infinities.
+        let d = self.binary(BinaryOp::Sub, self)?;
+        d.binary_scalar(BinaryOp::Eq, Scalar::Int(0), false)
+    }
+
+    /// Whether any element over `axes` is non-zero.
+    pub fn any(&self, axes: impl Into<Axes>) -> Result<Array> {
+        self.truth()?.reduce(ReduceOp::Max, axes, false)
+    }
+
+    /// Whether every element over `axes` is non-zero.
+    pub fn all(&self, axes: impl Into<Axes>) -> Result<Array> {
+        self.truth()?.reduce(ReduceOp::Min, axes, false)
+    }
+
+    fn truth(&self) -> Result<Array> {
+        if self.dtype() == DType::Bool {
+            return Ok(self.clone());
+        }
+        self.binary_scalar(BinaryOp::Ne, Scalar::Int(0), false)
+    }
+
+    /// Variance over `axes` (`ddof` delta degrees of freedom, 0 as NumPy's default; integers
+    /// in float64, complex as the mean of |x - mean|^2).
+    pub fn var(&self, axes: impl Into<Axes>, ddof: usize) -> Result<Array> {
+        let axes = axes.into();
+        let count = self.count_over(&axes)?;
+        let x = self.astype(self.dtype().float_dtype())?;
+        let mean = x.reduce(ReduceOp::Sum, axes.clone(), true)?.binary_scalar(
+            BinaryOp::Div,
+            Scalar::Float(count as f64),
+            false,
+        )?;
+        let d = x.binary(BinaryOp::Sub, &mean)?;
+        let sq = if d.dtype().is_complex() {
+            let a = d.unary(UnaryOp::Abs)?;
+            a.binary(BinaryOp::Mul, &a)?
+        } else {
+            d.binary(BinaryOp::Mul, &d)?
+        };
+        let denom = count.saturating_sub(ddof) as f64;
+        sq.reduce(ReduceOp::Sum, axes, false)?.binary_scalar(
+            BinaryOp::Div,
+            Scalar::Float(denom),
+            false,
+        )
+    }
+
+    /// Standard deviation over `axes` (the square root of [`var`](Array::var)).
+    pub fn std(&self, axes: impl Into<Axes>, ddof: usize) -> Result<Array> {
+        self.var(axes, ddof)?.unary(UnaryOp::Sqrt)
+    }
+
+    /// How many elements a reduction over `axes` combines.
+    fn count_over(&self, axes: &Axes) -> Result<usize> {
+        match axes {
+            Axes::All => Ok(self.size()),
+            Axes::These(v) => v
+                .iter()
+                .map(|&a| normalize_axis(a, self.ndim()).map(|a| self.shape()[a]))
+                .product(),
+        }
+    }
+}
