@@ -273,14 +273,79 @@ impl PyArray {
 
     #[pyo3(signature = (axis=None))]
     fn sum(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
-        let axes = match axis {
-            None => Axes::All,
-            Some(a) => match a.extract::<isize>() {
-                Ok(i) => Axes::from(i),
-                Err(_) => Axes::from(a.extract::<Vec<isize>>()?),
-            },
-        };
+        let axes = axes_arg(axis)?;
         py.detach(|| self.0.sum(axes)).map(PyArray).map_err(to_py)
+    }
+
+    #[pyo3(signature = (axis=None))]
+    fn mean(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+        let axes = axes_arg(axis)?;
+        py.detach(|| self.0.mean(axes)).map(PyArray).map_err(to_py)
+    }
+    #[pyo3(signature = (axis=None))]
+    fn max(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+        let axes = axes_arg(axis)?;
+        py.detach(|| self.0.max(axes)).map(PyArray).map_err(to_py)
+    }
+    #[pyo3(signature = (axis=None))]
+    fn min(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+        let axes = axes_arg(axis)?;
+        py.detach(|| self.0.min(axes)).map(PyArray).map_err(to_py)
+    }
+    #[pyo3(signature = (axis=None))]
+    fn any(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+        let axes = axes_arg(axis)?;
+        py.detach(|| self.0.any(axes)).map(PyArray).map_err(to_py)
+    }
+    #[pyo3(signature = (axis=None))]
+    fn all(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+        let axes = axes_arg(axis)?;
+        py.detach(|| self.0.all(axes)).map(PyArray).map_err(to_py)
+    }
+    /// Variance; `correction` is the array API's name for NumPy's `ddof`.
+    #[pyo3(signature = (axis=None, *, correction=0))]
+    fn var(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        correction: usize,
+    ) -> PyResult<PyArray> {
+        let axes = axes_arg(axis)?;
+        py.detach(|| self.0.var(axes, correction))
+            .map(PyArray)
+            .map_err(to_py)
+    }
+    #[pyo3(signature = (axis=None, *, correction=0))]
+    fn std(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        correction: usize,
+    ) -> PyResult<PyArray> {
+        let axes = axes_arg(axis)?;
+        py.detach(|| self.0.std(axes, correction))
+            .map(PyArray)
+            .map_err(to_py)
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clip(&self, py: Python<'_>, min: Option<f64>, max: Option<f64>) -> PyResult<PyArray> {
+        py.detach(|| self.0.clip(min, max))
+            .map(PyArray)
+            .map_err(to_py)
+    }
+    #[pyo3(signature = (axis=None))]
+    fn squeeze(&self, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+        let axes: Option<Vec<isize>> = match axis {
+            None => None,
+            Some(a) => Some(match a.extract::<isize>() {
+                Ok(i) => vec![i],
+                Err(_) => a.extract()?,
+            }),
+        };
+        self.0.squeeze(axes.as_deref()).map(PyArray).map_err(to_py)
+    }
+    fn flatten(&self) -> PyResult<PyArray> {
+        self.0.flatten().map(PyArray).map_err(to_py)
     }
 
     fn matmul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyArray> {
@@ -512,6 +577,17 @@ impl PyArray {
         }
         py.detach(|| first_scalar(&self.0)).map_err(to_py)
     }
+}
+
+/// `axis=None | int | sequence of ints`.
+fn axes_arg(axis: Option<&Bound<'_, PyAny>>) -> PyResult<Axes> {
+    Ok(match axis {
+        None => Axes::All,
+        Some(a) => match a.extract::<isize>() {
+            Ok(i) => Axes::from(i),
+            Err(_) => Axes::from(a.extract::<Vec<isize>>()?),
+        },
+    })
 }
 
 fn first_scalar(a: &Array) -> dlarray::Result<Scalar> {

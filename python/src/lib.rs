@@ -6,6 +6,7 @@ mod capsule;
 mod convert;
 mod dtype_arg;
 mod exchange;
+mod functions;
 mod indexing;
 
 use array::PyArray;
@@ -276,6 +277,7 @@ fn dlarray_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(asarray, m)?)?;
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(set_dlpack_policy, m)?)?;
+    functions::register(m)?;
     // The dtypes by name (`dlarray.float32 == a.dtype`), as the array API's namespace has them.
     for d in dlarray::DType::ALL {
         m.add(d.name(), d.name())?;

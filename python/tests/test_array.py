@@ -184,3 +184,33 @@ def test_torch_dtypes_and_operands():
     assert a.dtype == "float32"
     assert a.astype(torch.bfloat16).dtype == "bfloat16"
     np.testing.assert_array_equal(np.asarray(a + torch.tensor([1.0, 1.0])), [2.0, 3.0])
+
+
+def test_creation_reduction_and_elementwise_functions():
+    z = dlarray.zeros((2, 3))
+    assert z.shape == (2, 3) and z.dtype == "float64" and z.device.name == "cpu:0"
+    assert dlarray.ones(4, dtype="int8").tolist() == [1, 1, 1, 1]
+    assert dlarray.full((2,), 7).dtype == "int64" and dlarray.full((2,), 1.5).tolist() == [1.5, 1.5]
+    tpu = dlarray.devices("tpu")[0]
+    assert dlarray.zeros(3, device=tpu).device.name == tpu.name
+    x = dlarray.asarray([[1.0, 2.0], [3.0, 4.0]], dtype="float32")
+    assert dlarray.zeros_like(x).dtype == "float32" and dlarray.ones_like(x).tolist() == [[1, 1], [1, 1]]
+    assert dlarray.full_like(x, 3).tolist() == [[3.0, 3.0], [3.0, 3.0]]
+    np.testing.assert_allclose(np.asarray(dlarray.linspace(0, 1, 5)), np.linspace(0, 1, 5))
+    np.testing.assert_allclose(np.asarray(dlarray.linspace(0, 1, 4, endpoint=False)),
+                               np.linspace(0, 1, 4, endpoint=False))
+    np.testing.assert_array_equal(np.asarray(dlarray.eye(3, 4, k=1)), np.eye(3, 4, k=1))
+    n = np.asarray(x)
+    np.testing.assert_allclose(np.asarray(x.mean(axis=0)), n.mean(axis=0))
+    np.testing.assert_allclose(np.asarray(x.var()), n.var(), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(x.std(axis=1, correction=1)), n.std(axis=1, ddof=1), rtol=1e-6)
+    assert x.max().item() == 4.0 and x.min(axis=1).tolist() == [1.0, 3.0]
+    assert (x > 2).any().item() is True and (x > 2).all().item() is False
+    assert x.clip(1.5, 3.5).tolist() == [[1.5, 2.0], [3.0, 3.5]]
+    assert dlarray.asarray([[1.0], [2.0]]).squeeze().shape == (2,)
+    assert x.flatten().shape == (4,)
+    y = dlarray.asarray([1.0, float("nan"), float("inf")])
+    assert dlarray.isnan(y).tolist() == [False, True, False]
+    assert dlarray.isfinite(y).tolist() == [True, False, False]
+    np.testing.assert_allclose(np.asarray(dlarray.exp(x)), np.exp(n), rtol=1e-6)
+    assert dlarray.abs(dlarray.asarray([-2])).tolist() == [2]
