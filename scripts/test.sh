@@ -111,13 +111,15 @@ fi
 # --- memory checks -------------------------------------------------------------------------
 # The test binaries that hand raw pointers across an FFI boundary (the DLPack suites, the
 # ndarray interop in dlpack_export, the fake asynchronous backend's suite with its imported
-# device memory): run them under valgrind memcheck; any error or definite leak fails the run.
+# device memory, the fuzz corpus replay, the 8-thread stress test): run them under valgrind
+# memcheck; any error or definite leak fails the run.
 if [ $# -eq 0 ]; then
   bins=$(cargo test --all-features --no-run --message-format=json \
            --test dlpack_import --test dlpack_export --test dlpack_policy \
-           --test async_contract 2>/dev/null |
-         grep -Eo '"executable":"[^"]*(dlpack_|async_contract)[^"]*"' | cut -d'"' -f4)
-  [ "$(echo "$bins" | wc -w)" -eq 4 ] || { echo "memcheck test binaries missing: $bins" >&2; exit 1; }
+           --test async_contract --test fuzz_replay --test stress 2>/dev/null |
+         grep -Eo '"executable":"[^"]*(dlpack_|async_contract|fuzz_replay|stress)[^"]*"' |
+         cut -d'"' -f4)
+  [ "$(echo "$bins" | wc -w)" -eq 6 ] || { echo "memcheck test binaries missing: $bins" >&2; exit 1; }
   for b in $bins; do
     echo "== valgrind memcheck: $(basename "$b")"
     # Host backends only: the GPU drivers' own allocations are not ours to check.
