@@ -202,3 +202,20 @@ fn sharded_and_other_devices() {
         assert_eq!(format!("{:#}", big.to_device(&d).unwrap()), want, "{d}");
     }
 }
+
+#[test]
+fn views_too_large_to_print_whole_are_cut_or_refused() {
+    // 6^20 elements: no axis is longer than 6, so three edge items would show them all.
+    let a = Array::scalar(1u8).unwrap().broadcast_to(&[6; 20]).unwrap();
+    let s = format!("{a:#}");
+    assert!(
+        s.starts_with("[[[[[[[[[[[[[[[[[[[[1 ... 1]"),
+        "{}",
+        &s[..60]
+    );
+    // 2^62 elements in 62 axes of 2: cannot be summarised at all, an error (not an abort).
+    let b = Array::scalar(1u8).unwrap().broadcast_to(&[2; 62]).unwrap();
+    let e = b.format_with(&Default::default()).unwrap_err();
+    assert!(e.to_string().contains("too many elements to print"), "{e}");
+    assert!(format!("{b}").contains("unreadable"));
+}

@@ -597,7 +597,16 @@ fn first_scalar(a: &Array) -> dlarray::Result<Scalar> {
 
 fn all_scalars(a: &Array) -> dlarray::Result<Vec<Scalar>> {
     dlarray::with_dtype!(a.dtype(), T => {
-        Ok(a.to_vec::<T>()?.into_iter().map(dlarray::Element::to_scalar).collect())
+        let v = a.to_vec::<T>()?;
+        // Fallible, as every allocation a user's sizes reach (a broadcast view can be huge).
+        let mut out: Vec<Scalar> = Vec::new();
+        out.try_reserve_exact(v.len()).map_err(|e| dlarray::Error::OutOfMemory {
+            device: "host".into(),
+            bytes: (v.len() * std::mem::size_of::<Scalar>()) as u128,
+            reason: e.to_string(),
+        })?;
+        out.extend(v.into_iter().map(dlarray::Element::to_scalar));
+        Ok(out)
     })
 }
 

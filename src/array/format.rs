@@ -47,17 +47,75 @@ impl Default for FormatOptions {
     }
 }
 
-/// The indices shown along an axis of length `n`: all, or the edges around a `...`.
-fn shown(n: usize, summarise: bool) -> Vec<Range<usize>> {
-    if summarise && n > 2 * EDGE_ITEMS {
-        vec![0..EDGE_ITEMS, n - EDGE_ITEMS..n]
+/// Most items one print shows; past it the summary keeps one edge item per axis, and past
+/// that it is an error (a valid broadcast view of `[6; 20]` would be 3.6e15 items).
+const MAX_SHOWN: usize = 1 << 20;
+
+/// The indices shown along an axis of length `n`: all, or `edge` items at each end around
+/// a `...`.
+fn shown(n: usize, summarise: bool, edge: usize) -> Vec<Range<usize>> {
+    if summarise && n > 2 * edge {
+        vec![0..edge, n - edge..n]
     } else {
         std::iter::once(0..n).collect()
     }
 }
 
-/// The shown values of `a`, row-major over the shown indices, read block by block: one read
-/// per corner of the summary (2^ndim at most), never the whole array.
+/// The shown ranges of every axis of `shape`, within `MAX_SHOWN` items.
+fn shown_axes(shape: &[usize], summarise: bool) -> Result<Vec<Vec<Range<usize>>>> {
+    for edge in [EDGE_ITEMS, 1] {
+        let axes: Vec<Vec<Range<usize>>> =
+            shape.iter().map(|&n| shown(n, summarise, edge)).collect();
+        let total = axes.iter().try_fold(1usize, |acc, r| {
+            acc.checked_mul(r.iter().map(|x| x.len()).sum())
+        });
+        if total.is_some_and(|t| t <= MAX_SHOWN) {
+            return Ok(axes);
+        }
+    }
+    Err(crate::error::Error::invalid(format!(
+        "an array of shape {shape:?} has too many elements to print, even summarised"
+    )))
+}
+
+/// One axis's share of a block read: a slice and how many indices it yields, and where
+/// they start among the axis's shown indices.
+struct Piece {
+    slice: Slice,
+    len: usize,
+    start: usize,
+}
+
+/// The pieces an axis's shown ranges read in: one strided slice for a single edge item at
+/// each end (`0` and `n - 1` are `0::n-1`), else one slice per range.
+fn pieces(ranges: &[Range<usize>]) -> Vec<Piece> {
+    match ranges {
+        [a, b] if a.len() == 1 && b.len() == 1 && a.start == 0 => vec![Piece {
+            slice: Slice::new(Some(0), None, (b.start - a.start) as isize),
+            len: 2,
+            start: 0,
+        }],
+        _ => {
+            let mut start = 0;
+            ranges
+                .iter()
+                .map(|r| {
+                    let p = Piece {
+                        slice: Slice::from(r.clone()),
+                        len: r.len(),
+                        start,
+                    };
+                    start += r.len();
+                    p
+                })
+                .collect()
+        }
+    }
+}
+
+/// The shown values of `a`, row-major over the shown indices, read block by block (one read
+/// per combination of pieces: 2^k for k axes cut with three edge items, k <= 7 within
+/// `MAX_SHOWN`), never the whole array.
 fn shown_values(a: &Array, axes: &[Vec<Range<usize>>]) -> Result<Vec<Scalar>> {
     let nd = axes.len();
     let counts: Vec<usize> = axes
@@ -66,31 +124,32 @@ fn shown_values(a: &Array, axes: &[Vec<Range<usize>>]) -> Result<Vec<Scalar>> {
         .collect();
     let total: usize = counts.iter().product();
     let mut out = vec![Scalar::Int(0); total];
-    // Every combination of one range per axis is a block.
+    let parts: Vec<Vec<Piece>> = axes.iter().map(|r| pieces(r)).collect();
+    // Every combination of one piece per axis is a block.
     let mut pick = vec![0usize; nd];
     loop {
-        let ranges: Vec<Range<usize>> = (0..nd).map(|k| axes[k][pick[k]].clone()).collect();
-        let block = if ranges.iter().zip(a.shape()).all(|(r, &n)| r.len() == n) {
+        let chosen: Vec<&Piece> = (0..nd).map(|k| &parts[k][pick[k]]).collect();
+        let whole = chosen
+            .iter()
+            .zip(a.shape())
+            .all(|(p, &n)| p.len == n && p.slice.step == 1);
+        let block = if whole {
             a.clone()
         } else {
-            let slices: Vec<Slice> = ranges.iter().cloned().map(Slice::from).collect();
+            let slices: Vec<Slice> = chosen.iter().map(|p| p.slice).collect();
             a.slice(&slices)?
         };
         let vals: Vec<Scalar> = crate::with_dtype!(a.dtype(), T => {
             block.to_vec::<T>()?.into_iter().map(crate::dtype::Element::to_scalar).collect()
         });
         // Where the block's elements go among the shown ones.
-        let starts: Vec<usize> = (0..nd)
-            .map(|k| axes[k][..pick[k]].iter().map(|r| r.len()).sum())
-            .collect();
-        let bshape: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
         let mut idx = vec![0usize; nd];
         for v in vals {
-            let pos = (0..nd).fold(0, |acc, k| acc * counts[k] + starts[k] + idx[k]);
+            let pos = (0..nd).fold(0, |acc, k| acc * counts[k] + chosen[k].start + idx[k]);
             out[pos] = v;
             for k in (0..nd).rev() {
                 idx[k] += 1;
-                if idx[k] < bshape[k] {
+                if idx[k] < chosen[k].len {
                     break;
                 }
                 idx[k] = 0;
@@ -104,7 +163,7 @@ fn shown_values(a: &Array, axes: &[Vec<Range<usize>>]) -> Result<Vec<Scalar>> {
             }
             k -= 1;
             pick[k] += 1;
-            if pick[k] < axes[k].len() {
+            if pick[k] < parts[k].len() {
                 break;
             }
             pick[k] = 0;
@@ -298,7 +357,7 @@ fn rows(
                 out.push_str(&" ".repeat(o.indent + depth + 1));
             }
         }
-        if cut[depth] && i == EDGE_ITEMS {
+        if cut[depth] && i == counts[depth] / 2 {
             if depth + 1 == nd {
                 out.push_str("...");
                 out.push_str(o.separator);
@@ -319,8 +378,7 @@ impl Array {
     /// device only what is shown.
     pub fn format_with(&self, o: &FormatOptions) -> Result<String> {
         let summarise = self.size() > THRESHOLD;
-        let axes: Vec<Vec<Range<usize>>> =
-            self.shape().iter().map(|&n| shown(n, summarise)).collect();
+        let axes = shown_axes(self.shape(), summarise)?;
         let cut: Vec<bool> = axes.iter().map(|r| r.len() > 1).collect();
         let counts: Vec<usize> = axes
             .iter()
