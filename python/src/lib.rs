@@ -8,6 +8,7 @@ mod dtype_arg;
 mod exchange;
 mod functions;
 mod indexing;
+mod info;
 
 use array::PyArray;
 use dlarray::{Array, DlpackPolicy};
@@ -278,6 +279,7 @@ fn dlarray_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(set_dlpack_policy, m)?)?;
     functions::register(m)?;
+    info::register(m)?;
     // The dtypes by name (`dlarray.float32 == a.dtype`), as the array API's namespace has them.
     for d in dlarray::DType::ALL {
         m.add(d.name(), d.name())?;

@@ -214,3 +214,18 @@ def test_creation_reduction_and_elementwise_functions():
     assert dlarray.isfinite(y).tolist() == [True, False, False]
     np.testing.assert_allclose(np.asarray(dlarray.exp(x)), np.exp(n), rtol=1e-6)
     assert dlarray.abs(dlarray.asarray([-2])).tolist() == [2]
+
+
+def test_inspection_utilities():
+    assert dlarray.finfo(dlarray.float32).eps == np.finfo(np.float32).eps
+    assert dlarray.finfo("float64").max == np.finfo(np.float64).max
+    assert dlarray.finfo(np.complex64).bits == 32
+    assert dlarray.iinfo(dlarray.int8).min == -128 and dlarray.iinfo("uint16").max == 65535
+    with pytest.raises(ValueError):
+        dlarray.finfo("int32")
+    info = dlarray.__array_namespace_info__()
+    assert info.default_device().name == "cpu:0"
+    assert info.default_dtypes()["real floating"] == "float64"
+    assert "bool" in info.dtypes() and list(info.dtypes(kind="bool")) == ["bool"]
+    assert set(info.dtypes(kind="unsigned integer")) == {"uint8", "uint16", "uint32", "uint64"}
+    assert any(d.name == "cpu:0" for d in info.devices())
