@@ -37,7 +37,7 @@ fn operand(this: &Array, other: &Bound<'_, PyAny>) -> PyResult<Array> {
 }
 
 impl PyArray {
-    fn bin(
+    pub(crate) fn bin(
         &self,
         py: Python<'_>,
         op: BinaryOp,

@@ -239,6 +239,217 @@ elementwise!(
     logical_not => Array::logical_not,
 );
 
+/// `op(x1, x2)` where either side may be a Python scalar or any array (as the 2024.12 array
+/// API allows), with the usual promotion.
+fn binary_fn(
+    py: Python<'_>,
+    op: dlarray::BinaryOp,
+    x1: &Bound<'_, PyAny>,
+    x2: &Bound<'_, PyAny>,
+) -> PyResult<PyArray> {
+    if let Ok(a) = x1.cast::<PyArray>() {
+        return a.get().bin(py, op, x2, false);
+    }
+    if let Ok(b) = x2.cast::<PyArray>() {
+        return b.get().bin(py, op, x1, true);
+    }
+    let a = crate::asarray(x1, None, None)?;
+    a.bin(py, op, x2, false)
+}
+
+macro_rules! binary {
+    ($($name:ident => $op:ident),* $(,)?) => {$(
+        #[pyfunction]
+        pub fn $name(py: Python<'_>, x1: &Bound<'_, PyAny>, x2: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+            binary_fn(py, dlarray::BinaryOp::$op, x1, x2)
+        }
+    )*};
+}
+binary!(
+    add => Add, subtract => Sub, multiply => Mul, divide => Div, pow => Pow,
+    maximum => Maximum, minimum => Minimum, equal => Eq, not_equal => Ne, less => Lt,
+    less_equal => Le, greater => Gt, greater_equal => Ge, logical_and => LogicalAnd,
+    logical_or => LogicalOr, logical_xor => LogicalXor,
+);
+
+/// `axis=None | int | tuple`, and `keepdims`, for the reductions.
+fn axes_of(axis: Option<&Bound<'_, PyAny>>) -> PyResult<dlarray::Axes> {
+    Ok(match axis {
+        None => dlarray::Axes::All,
+        Some(a) => match a.extract::<isize>() {
+            Ok(i) => dlarray::Axes::from(i),
+            Err(_) => dlarray::Axes::from(a.extract::<Vec<isize>>()?),
+        },
+    })
+}
+
+/// The reduced array with the reduced axes put back as size 1 (`keepdims=True`).
+fn keep(x: &Array, r: Array, axes: &dlarray::Axes) -> dlarray::Result<Array> {
+    let nd = x.ndim();
+    let reduced: Vec<usize> = match axes {
+        dlarray::Axes::All => (0..nd).collect(),
+        dlarray::Axes::These(v) => v
+            .iter()
+            .map(|&a| {
+                if a < 0 {
+                    (a + nd as isize) as usize
+                } else {
+                    a as usize
+                }
+            })
+            .collect(),
+    };
+    let shape: Vec<isize> = (0..nd)
+        .map(|k| {
+            if reduced.contains(&k) {
+                1
+            } else {
+                x.shape()[k] as isize
+            }
+        })
+        .collect();
+    r.reshape(&shape)
+}
+
+macro_rules! reduction {
+    ($($name:ident => $f:expr),* $(,)?) => {$(
+        #[pyfunction]
+        #[pyo3(signature = (x, /, *, axis=None, keepdims=false))]
+        pub fn $name(
+            py: Python<'_>,
+            x: PyRef<'_, PyArray>,
+            axis: Option<&Bound<'_, PyAny>>,
+            keepdims: bool,
+        ) -> PyResult<PyArray> {
+            let axes = axes_of(axis)?;
+            let a = x.0.clone();
+            let f: fn(&Array, dlarray::Axes) -> dlarray::Result<Array> = $f;
+            py.detach(|| {
+                let r = f(&a, axes.clone())?;
+                if keepdims { keep(&a, r, &axes) } else { Ok(r) }
+            })
+            .map(PyArray)
+            .map_err(to_py)
+        }
+    )*};
+}
+reduction!(
+    sum => |a, ax| a.sum(ax),
+    max => |a, ax| a.max(ax),
+    min => |a, ax| a.min(ax),
+    mean => |a, ax| a.mean(ax),
+    any => |a, ax| a.any(ax),
+    all => |a, ax| a.all(ax),
+);
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, axis=None, correction=0, keepdims=false))]
+pub fn var(
+    py: Python<'_>,
+    x: PyRef<'_, PyArray>,
+    axis: Option<&Bound<'_, PyAny>>,
+    correction: usize,
+    keepdims: bool,
+) -> PyResult<PyArray> {
+    let axes = axes_of(axis)?;
+    let a = x.0.clone();
+    py.detach(|| {
+        let r = a.var(axes.clone(), correction)?;
+        if keepdims { keep(&a, r, &axes) } else { Ok(r) }
+    })
+    .map(PyArray)
+    .map_err(to_py)
+}
+
+#[pyfunction]
+#[pyo3(name = "std", signature = (x, /, *, axis=None, correction=0, keepdims=false))]
+pub fn std_dev(
+    py: Python<'_>,
+    x: PyRef<'_, PyArray>,
+    axis: Option<&Bound<'_, PyAny>>,
+    correction: usize,
+    keepdims: bool,
+) -> PyResult<PyArray> {
+    let axes = axes_of(axis)?;
+    let a = x.0.clone();
+    py.detach(|| {
+        let r = a.std(axes.clone(), correction)?;
+        if keepdims { keep(&a, r, &axes) } else { Ok(r) }
+    })
+    .map(PyArray)
+    .map_err(to_py)
+}
+
+#[pyfunction]
+pub fn matmul(py: Python<'_>, x1: PyRef<'_, PyArray>, x2: PyRef<'_, PyArray>) -> PyResult<PyArray> {
+    let (a, b) = (x1.0.clone(), x2.0.clone());
+    py.detach(|| a.matmul(&b)).map(PyArray).map_err(to_py)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, shape, *, copy=None))]
+pub fn reshape(x: PyRef<'_, PyArray>, shape: Vec<isize>, copy: Option<bool>) -> PyResult<PyArray> {
+    let r = x.0.reshape(&shape).map_err(to_py)?;
+    match copy {
+        Some(true) => r.deep_copy().map(PyArray).map_err(to_py),
+        _ => Ok(PyArray(r)),
+    }
+}
+
+#[pyfunction]
+pub fn permute_dims(x: PyRef<'_, PyArray>, axes: Vec<usize>) -> PyResult<PyArray> {
+    x.0.permute(&axes).map(PyArray).map_err(to_py)
+}
+
+#[pyfunction]
+pub fn matrix_transpose(x: PyRef<'_, PyArray>) -> PyResult<PyArray> {
+    let nd = x.0.ndim();
+    if nd < 2 {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "matrix transpose needs at least 2 dimensions, the array has {nd}"
+        )));
+    }
+    let mut perm: Vec<usize> = (0..nd).collect();
+    perm.swap(nd - 2, nd - 1);
+    x.0.permute(&perm).map(PyArray).map_err(to_py)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, axis))]
+pub fn squeeze(x: PyRef<'_, PyArray>, axis: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+    let axes: Vec<isize> = match axis.extract::<isize>() {
+        Ok(i) => vec![i],
+        Err(_) => axis.extract()?,
+    };
+    x.0.squeeze(Some(&axes)).map(PyArray).map_err(to_py)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, axis=0))]
+pub fn expand_dims(x: PyRef<'_, PyArray>, axis: isize) -> PyResult<PyArray> {
+    x.0.expand_dims(axis).map(PyArray).map_err(to_py)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, dtype, /, *, copy=true, device=None))]
+pub fn astype(
+    py: Python<'_>,
+    x: PyRef<'_, PyArray>,
+    dtype: &Bound<'_, PyAny>,
+    copy: bool,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
+    let dt = dtype_arg(dtype)?;
+    let a = x.0.clone();
+    let r = py
+        .detach(|| match (dt == a.dtype(), copy) {
+            (true, true) => a.deep_copy(),
+            _ => a.astype(dt),
+        })
+        .map_err(to_py)?;
+    placed(py, r, device)
+}
+
 /// Adds every function of this file to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(zeros, m)?)?;
@@ -260,5 +471,40 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tanh, m)?)?;
     m.add_function(wrap_pyfunction!(negative, m)?)?;
     m.add_function(wrap_pyfunction!(logical_not, m)?)?;
+    for f in [
+        wrap_pyfunction!(add, m)?,
+        wrap_pyfunction!(subtract, m)?,
+        wrap_pyfunction!(multiply, m)?,
+        wrap_pyfunction!(divide, m)?,
+        wrap_pyfunction!(pow, m)?,
+        wrap_pyfunction!(maximum, m)?,
+        wrap_pyfunction!(minimum, m)?,
+        wrap_pyfunction!(equal, m)?,
+        wrap_pyfunction!(not_equal, m)?,
+        wrap_pyfunction!(less, m)?,
+        wrap_pyfunction!(less_equal, m)?,
+        wrap_pyfunction!(greater, m)?,
+        wrap_pyfunction!(greater_equal, m)?,
+        wrap_pyfunction!(logical_and, m)?,
+        wrap_pyfunction!(logical_or, m)?,
+        wrap_pyfunction!(logical_xor, m)?,
+        wrap_pyfunction!(sum, m)?,
+        wrap_pyfunction!(max, m)?,
+        wrap_pyfunction!(min, m)?,
+        wrap_pyfunction!(mean, m)?,
+        wrap_pyfunction!(any, m)?,
+        wrap_pyfunction!(all, m)?,
+        wrap_pyfunction!(var, m)?,
+        wrap_pyfunction!(std_dev, m)?,
+        wrap_pyfunction!(matmul, m)?,
+        wrap_pyfunction!(reshape, m)?,
+        wrap_pyfunction!(permute_dims, m)?,
+        wrap_pyfunction!(matrix_transpose, m)?,
+        wrap_pyfunction!(squeeze, m)?,
+        wrap_pyfunction!(expand_dims, m)?,
+        wrap_pyfunction!(astype, m)?,
+    ] {
+        m.add_function(f)?;
+    }
     Ok(())
 }

@@ -236,7 +236,7 @@ fn call_dlpack<'py>(
 /// An array from a list, a scalar, or any `__dlpack__` producer (NumPy, PyTorch, JAX).
 #[pyfunction]
 #[pyo3(signature = (obj, /, *, device=None, dtype=None))]
-fn asarray(
+pub(crate) fn asarray(
     obj: &Bound<'_, PyAny>,
     device: Option<&Bound<'_, PyAny>>,
     dtype: Option<&Bound<'_, PyAny>>,

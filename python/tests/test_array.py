@@ -229,3 +229,23 @@ def test_inspection_utilities():
     assert "bool" in info.dtypes() and list(info.dtypes(kind="bool")) == ["bool"]
     assert set(info.dtypes(kind="unsigned integer")) == {"uint8", "uint16", "uint32", "uint64"}
     assert any(d.name == "cpu:0" for d in info.devices())
+
+
+def test_array_api_module_functions():
+    x = dlarray.asarray([[1.0, 2.0], [3.0, 4.0]])
+    n = np.asarray(x)
+    np.testing.assert_array_equal(np.asarray(dlarray.add(x, 1)), n + 1)
+    np.testing.assert_array_equal(np.asarray(dlarray.subtract(10, x)), 10 - n)
+    np.testing.assert_array_equal(np.asarray(dlarray.multiply(x, x)), n * n)
+    np.testing.assert_array_equal(np.asarray(dlarray.less(x, 2.5)), n < 2.5)
+    np.testing.assert_array_equal(np.asarray(dlarray.sum(x, axis=0, keepdims=True)),
+                                  n.sum(axis=0, keepdims=True))
+    np.testing.assert_allclose(np.asarray(dlarray.std(x, correction=1)), n.std(ddof=1))
+    assert dlarray.max(x, axis=(0, 1), keepdims=True).shape == (1, 1)
+    np.testing.assert_array_equal(np.asarray(dlarray.matmul(x, x)), n @ n)
+    assert dlarray.reshape(x, (4,)).shape == (4,)
+    np.testing.assert_array_equal(np.asarray(dlarray.permute_dims(x, (1, 0))), n.T)
+    np.testing.assert_array_equal(np.asarray(dlarray.matrix_transpose(x)), n.T)
+    assert dlarray.expand_dims(x, axis=0).shape == (1, 2, 2)
+    assert dlarray.squeeze(dlarray.expand_dims(x, axis=0), axis=0).shape == (2, 2)
+    assert dlarray.astype(x, dlarray.int32).dtype == "int32"
