@@ -37,6 +37,17 @@ fn operand(this: &Array, other: &Bound<'_, PyAny>) -> PyResult<Array> {
 }
 
 impl PyArray {
+    /// A reduction of this array over `axis=None | int | sequence`, without the GIL.
+    fn reduced(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        f: impl Fn(&Array, Axes) -> dlarray::Result<Array> + Send + Sync,
+    ) -> PyResult<PyArray> {
+        let axes = axes_arg(axis)?;
+        py.detach(|| f(&self.0, axes)).map(PyArray).map_err(to_py)
+    }
+
     pub(crate) fn bin(
         &self,
         py: Python<'_>,
@@ -279,28 +290,23 @@ impl PyArray {
 
     #[pyo3(signature = (axis=None))]
     fn mean(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
-        let axes = axes_arg(axis)?;
-        py.detach(|| self.0.mean(axes)).map(PyArray).map_err(to_py)
+        self.reduced(py, axis, |a, ax| a.mean(ax))
     }
     #[pyo3(signature = (axis=None))]
     fn max(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
-        let axes = axes_arg(axis)?;
-        py.detach(|| self.0.max(axes)).map(PyArray).map_err(to_py)
+        self.reduced(py, axis, |a, ax| a.max(ax))
     }
     #[pyo3(signature = (axis=None))]
     fn min(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
-        let axes = axes_arg(axis)?;
-        py.detach(|| self.0.min(axes)).map(PyArray).map_err(to_py)
+        self.reduced(py, axis, |a, ax| a.min(ax))
     }
     #[pyo3(signature = (axis=None))]
     fn any(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
-        let axes = axes_arg(axis)?;
-        py.detach(|| self.0.any(axes)).map(PyArray).map_err(to_py)
+        self.reduced(py, axis, |a, ax| a.any(ax))
     }
     #[pyo3(signature = (axis=None))]
     fn all(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
-        let axes = axes_arg(axis)?;
-        py.detach(|| self.0.all(axes)).map(PyArray).map_err(to_py)
+        self.reduced(py, axis, |a, ax| a.all(ax))
     }
     /// Variance; `correction` is the array API's name for NumPy's `ddof`.
     #[pyo3(signature = (axis=None, *, correction=0))]
@@ -310,10 +316,7 @@ impl PyArray {
         axis: Option<&Bound<'_, PyAny>>,
         correction: usize,
     ) -> PyResult<PyArray> {
-        let axes = axes_arg(axis)?;
-        py.detach(|| self.0.var(axes, correction))
-            .map(PyArray)
-            .map_err(to_py)
+        self.reduced(py, axis, |a, ax| a.var(ax, correction))
     }
     #[pyo3(signature = (axis=None, *, correction=0))]
     fn std(
@@ -322,10 +325,7 @@ impl PyArray {
         axis: Option<&Bound<'_, PyAny>>,
         correction: usize,
     ) -> PyResult<PyArray> {
-        let axes = axes_arg(axis)?;
-        py.detach(|| self.0.std(axes, correction))
-            .map(PyArray)
-            .map_err(to_py)
+        self.reduced(py, axis, |a, ax| a.std(ax, correction))
     }
     #[pyo3(signature = (min=None, max=None))]
     fn clip(&self, py: Python<'_>, min: Option<f64>, max: Option<f64>) -> PyResult<PyArray> {

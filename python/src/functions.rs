@@ -342,6 +342,24 @@ reduction!(
     all => |a, ax| a.all(ax),
 );
 
+/// `var` or `std` of `x` with the array API's keywords.
+fn spread(
+    py: Python<'_>,
+    x: &PyArray,
+    axis: Option<&Bound<'_, PyAny>>,
+    keepdims: bool,
+    f: impl Fn(&Array, dlarray::Axes) -> dlarray::Result<Array> + Send + Sync,
+) -> PyResult<PyArray> {
+    let axes = axes_of(axis)?;
+    let a = x.0.clone();
+    py.detach(|| {
+        let r = f(&a, axes.clone())?;
+        if keepdims { keep(&a, r, &axes) } else { Ok(r) }
+    })
+    .map(PyArray)
+    .map_err(to_py)
+}
+
 #[pyfunction]
 #[pyo3(signature = (x, /, *, axis=None, correction=0, keepdims=false))]
 pub fn var(
@@ -351,14 +369,7 @@ pub fn var(
     correction: usize,
     keepdims: bool,
 ) -> PyResult<PyArray> {
-    let axes = axes_of(axis)?;
-    let a = x.0.clone();
-    py.detach(|| {
-        let r = a.var(axes.clone(), correction)?;
-        if keepdims { keep(&a, r, &axes) } else { Ok(r) }
-    })
-    .map(PyArray)
-    .map_err(to_py)
+    spread(py, &x, axis, keepdims, |a, ax| a.var(ax, correction))
 }
 
 #[pyfunction]
@@ -370,14 +381,7 @@ pub fn std_dev(
     correction: usize,
     keepdims: bool,
 ) -> PyResult<PyArray> {
-    let axes = axes_of(axis)?;
-    let a = x.0.clone();
-    py.detach(|| {
-        let r = a.std(axes.clone(), correction)?;
-        if keepdims { keep(&a, r, &axes) } else { Ok(r) }
-    })
-    .map(PyArray)
-    .map_err(to_py)
+    spread(py, &x, axis, keepdims, |a, ax| a.std(ax, correction))
 }
 
 #[pyfunction]
