@@ -272,7 +272,12 @@ impl PyArray {
     /// This array as `dtype`. As in the array API, `copy=True` (the default) always returns
     /// fresh memory, and `copy=False` returns this array itself when the dtype already matches.
     #[pyo3(signature = (dtype, /, *, copy=true))]
-    fn astype(&self, py: Python<'_>, dtype: &Bound<'_, PyAny>, copy: bool) -> PyResult<PyArray> {
+    pub(crate) fn astype(
+        &self,
+        py: Python<'_>,
+        dtype: &Bound<'_, PyAny>,
+        copy: bool,
+    ) -> PyResult<PyArray> {
         let dt = crate::dtype_arg::dtype_arg(dtype)?;
         py.detach(|| match (dt == self.0.dtype(), copy) {
             (true, true) => self.0.deep_copy(),
@@ -529,15 +534,7 @@ impl PyArray {
     /// The last two axes swapped (the array API's `mT`).
     #[getter(mT)]
     fn m_t(&self) -> PyResult<PyArray> {
-        let nd = self.0.ndim();
-        if nd < 2 {
-            return Err(PyValueError::new_err(format!(
-                "matrix transpose needs at least 2 dimensions, the array has {nd}"
-            )));
-        }
-        let mut perm: Vec<usize> = (0..nd).collect();
-        perm.swap(nd - 2, nd - 1);
-        self.0.permute(&perm).map(PyArray).map_err(to_py)
+        self.0.matrix_transpose().map(PyArray).map_err(to_py)
     }
 
     /// `a.reshape(2, 3)` or `a.reshape((2, 3))`; one entry may be -1. A view where the
@@ -580,7 +577,7 @@ impl PyArray {
 }
 
 /// `axis=None | int | sequence of ints`.
-fn axes_arg(axis: Option<&Bound<'_, PyAny>>) -> PyResult<Axes> {
+pub(crate) fn axes_arg(axis: Option<&Bound<'_, PyAny>>) -> PyResult<Axes> {
     Ok(match axis {
         None => Axes::All,
         Some(a) => match a.extract::<isize>() {

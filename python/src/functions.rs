@@ -272,17 +272,6 @@ binary!(
     logical_or => LogicalOr, logical_xor => LogicalXor,
 );
 
-/// `axis=None | int | tuple`, and `keepdims`, for the reductions.
-fn axes_of(axis: Option<&Bound<'_, PyAny>>) -> PyResult<dlarray::Axes> {
-    Ok(match axis {
-        None => dlarray::Axes::All,
-        Some(a) => match a.extract::<isize>() {
-            Ok(i) => dlarray::Axes::from(i),
-            Err(_) => dlarray::Axes::from(a.extract::<Vec<isize>>()?),
-        },
-    })
-}
-
 /// The reduced array with the reduced axes put back as size 1 (`keepdims=True`).
 fn keep(x: &Array, r: Array, axes: &dlarray::Axes) -> dlarray::Result<Array> {
     let nd = x.ndim();
@@ -321,7 +310,7 @@ macro_rules! reduction {
             axis: Option<&Bound<'_, PyAny>>,
             keepdims: bool,
         ) -> PyResult<PyArray> {
-            let axes = axes_of(axis)?;
+            let axes = crate::array::axes_arg(axis)?;
             let a = x.0.clone();
             let f: fn(&Array, dlarray::Axes) -> dlarray::Result<Array> = $f;
             py.detach(|| {
@@ -350,7 +339,7 @@ fn spread(
     keepdims: bool,
     f: impl Fn(&Array, dlarray::Axes) -> dlarray::Result<Array> + Send + Sync,
 ) -> PyResult<PyArray> {
-    let axes = axes_of(axis)?;
+    let axes = crate::array::axes_arg(axis)?;
     let a = x.0.clone();
     py.detach(|| {
         let r = f(&a, axes.clone())?;
@@ -407,15 +396,7 @@ pub fn permute_dims(x: PyRef<'_, PyArray>, axes: Vec<usize>) -> PyResult<PyArray
 
 #[pyfunction]
 pub fn matrix_transpose(x: PyRef<'_, PyArray>) -> PyResult<PyArray> {
-    let nd = x.0.ndim();
-    if nd < 2 {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "matrix transpose needs at least 2 dimensions, the array has {nd}"
-        )));
-    }
-    let mut perm: Vec<usize> = (0..nd).collect();
-    perm.swap(nd - 2, nd - 1);
-    x.0.permute(&perm).map(PyArray).map_err(to_py)
+    x.0.matrix_transpose().map(PyArray).map_err(to_py)
 }
 
 #[pyfunction]
@@ -443,15 +424,8 @@ pub fn astype(
     copy: bool,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
-    let dt = dtype_arg(dtype)?;
-    let a = x.0.clone();
-    let r = py
-        .detach(|| match (dt == a.dtype(), copy) {
-            (true, true) => a.deep_copy(),
-            _ => a.astype(dt),
-        })
-        .map_err(to_py)?;
-    placed(py, r, device)
+    let r = x.astype(py, dtype, copy)?;
+    placed(py, r.0, device)
 }
 
 /// Adds every function of this file to the module.

@@ -112,6 +112,19 @@ impl Array {
         self.reshape(&shape)
     }
 
+    /// The last two axes swapped (the array API's `matrix_transpose`, `.mT`). A view.
+    pub fn matrix_transpose(&self) -> Result<Array> {
+        let nd = self.ndim();
+        if nd < 2 {
+            return Err(Error::invalid(format!(
+                "matrix transpose needs at least 2 dimensions, the array has {nd}"
+            )));
+        }
+        let mut perm: Vec<usize> = (0..nd).collect();
+        perm.swap(nd - 2, nd - 1);
+        self.permute(&perm)
+    }
+
     /// The elements as one axis, row-major (a view where the strides allow).
     pub fn flatten(&self) -> Result<Array> {
         self.reshape(&[-1])
@@ -216,7 +229,7 @@ impl Array {
     }
 
     /// How many elements a reduction over `axes` combines.
-    fn count_over(&self, axes: &Axes) -> Result<usize> {
+    pub(super) fn count_over(&self, axes: &Axes) -> Result<usize> {
         match axes {
             Axes::All => Ok(self.size()),
             Axes::These(v) => v

@@ -437,14 +437,7 @@ impl Array {
     /// Arithmetic mean over `axes` (integers average in float64).
     pub fn mean(&self, axes: impl Into<Axes>) -> Result<Array> {
         let axes = axes.into();
-        let nd = self.ndim() as isize;
-        let count: usize = match &axes {
-            Axes::All => self.size(),
-            Axes::These(v) => v
-                .iter()
-                .map(|&a| normalize_axis(a, nd as usize).map(|a| self.shape()[a]))
-                .product::<Result<usize>>()?,
-        };
+        let count = self.count_over(&axes)?;
         let total = self
             .astype(self.on_devices(self.dtype().float_dtype()))?
             .sum(axes)?;

@@ -132,15 +132,21 @@ impl Layout {
             )));
         }
         checked_size(shape)?;
+        // Inside the buffer and inside 0..=isize::MAX (the invariant), in one pass.
+        let end = (buffer_len as i128).min(isize::MAX as i128 + 1);
         if let Some(span) = span_of(shape, strides, offset)
-            && (span.start < 0 || span.end > buffer_len as i128)
+            && (span.start < 0 || span.end > end)
         {
             return Err(Error::invalid(format!(
                 "layout shape {shape:?} strides {strides:?} offset {offset} reaches \
                  elements {span:?}, outside a buffer of {buffer_len} elements"
             )));
         }
-        Layout::checked(shape, strides, offset)
+        Ok(Layout {
+            shape: SmallVec::from_slice(shape),
+            strides: SmallVec::from_slice(strides),
+            offset,
+        })
     }
 
     pub fn shape(&self) -> &[usize] {
