@@ -35,6 +35,8 @@ pub(crate) mod op;
 pub(crate) mod registry;
 
 pub mod cpu;
+#[cfg(any(test, feature = "fake-gpu"))]
+pub mod gpu;
 pub mod tpu_host;
 #[cfg(feature = "wgpu")]
 pub mod wgpu;

@@ -1,0 +1,393 @@
+//! Kernel source generation: CUDA C++ for every [`KernelSpec`], over strided, broadcast
+//! inputs. HIP compiles the same dialect (hiprtc); OpenCL C needs only a different prelude
+//! and entry decoration, which is why the generator is split into the per-dtype pieces
+//! (`types`), the per-op expressions (`ops`) and the loop templates here.
+//!
+//! Every kernel takes its shape and strides as a by-value `struct` of 64-bit words (see
+//! `params.rs`); indices are 64-bit, and every loop is grid-strided, so one kernel serves
+//! any size and any launch grid.
+
+pub(crate) mod ops;
+pub(crate) mod types;
+
+use super::kernel::{KernelSource, KernelSpec, MapOp};
+use super::params::{BLOCK, TILE};
+use crate::backends::{BinaryOp, ReduceOp, UnaryOp};
+use crate::dtype::DType;
+use std::fmt::Write;
+use types::{compute, load, storage, store};
+
+/// The output dtype a map op has on input `dt` (`None`: the op does not exist there).
+pub(crate) fn map_output(op: MapOp, dt: DType) -> Option<DType> {
+    match op {
+        MapOp::Unary(u) => {
+            ops::unary(u, dt, "a")?;
+            Some(match (u, dt) {
+                (UnaryOp::Abs, DType::Complex64 | DType::Complex128) => dt.real_part(),
+                _ => dt,
+            })
+        }
+        MapOp::Binary(b) => {
+            ops::binary(b, dt, "a", "b")?;
+            Some(if b.is_comparison() { DType::Bool } else { dt })
+        }
+        MapOp::Cast => None,
+    }
+}
+
+/// The source of `spec`, or `None` when its op does not exist on its dtype.
+pub(crate) fn generate(spec: KernelSpec) -> Option<KernelSource> {
+    let entry = spec.entry();
+    let mut src = String::from(types::PRELUDE);
+    match spec {
+        KernelSpec::Map {
+            op,
+            input,
+            output,
+            rank,
+        } => map(&mut src, &entry, op, input, output, rank as usize)?,
+        KernelSpec::Fill { dtype } => fill(&mut src, &entry, dtype),
+        KernelSpec::Reduce {
+            op,
+            input,
+            output,
+            kept,
+            reduced,
+        } => reduce(
+            &mut src,
+            &entry,
+            op,
+            input,
+            output,
+            kept as usize,
+            reduced as usize,
+        )?,
+        KernelSpec::Matmul { dtype, batch } => matmul(&mut src, &entry, dtype, batch as usize),
+    }
+    Some(KernelSource {
+        spec,
+        entry,
+        source: src,
+    })
+}
+
+/// `u64 name[n];` unless `n == 0` (C++ has no zero-length arrays).
+fn array_field(out: &mut String, ty: &str, name: &str, dims: &[usize]) {
+    if dims.iter().all(|&d| d > 0) {
+        let dims: String = dims.iter().map(|d| format!("[{d}]")).collect();
+        let _ = writeln!(out, "  {ty} {name}{dims};");
+    }
+}
+
+/// Statements adding the offsets of linear index `idx` over `shape` to each `targets[k]`,
+/// whose strides are `strides[k]` (C expressions of arrays indexed by axis).
+fn decompose(
+    out: &mut String,
+    idx: &str,
+    rank: usize,
+    shape: &str,
+    targets: &[(&str, &str)],
+    indent: &str,
+) {
+    if rank == 0 {
+        return;
+    }
+    let _ = writeln!(out, "{indent}{{ u64 r_ = {idx};");
+    for d in (1..rank).rev() {
+        let _ = writeln!(
+            out,
+            "{indent}  {{ u64 c_ = r_ % {shape}[{d}]; r_ /= {shape}[{d}];"
+        );
+        for (t, s) in targets {
+            let _ = writeln!(out, "{indent}    {t} += (i64)c_ * {s}[{d}];");
+        }
+        let _ = writeln!(out, "{indent}  }}");
+    }
+    // The outermost axis needs no remainder: what is left of the index is its coordinate.
+    for (t, s) in targets {
+        let _ = writeln!(out, "{indent}  {t} += (i64)r_ * {s}[0];");
+    }
+    let _ = writeln!(out, "{indent}}}");
+}
+
+fn map(
+    out: &mut String,
+    entry: &str,
+    op: MapOp,
+    input: DType,
+    output: DType,
+    rank: usize,
+) -> Option<()> {
+    let arity = op.arity();
+    let a = load(input, "in0[o0]");
+    let b = load(input, "in1[o1]");
+    let value = match op {
+        MapOp::Unary(u) => store(output, &ops::unary(u, input, &a)?),
+        MapOp::Binary(bo) => store(output, &ops::binary(bo, input, &a, &b)?),
+        MapOp::Cast => ops::cast_store(input, output, &a),
+    };
+    if map_output(op, input).is_some_and(|o| o != output) {
+        return None;
+    }
+    let p = format!("P_{entry}");
+    let _ = writeln!(out, "struct {p} {{\n  u64 n;");
+    array_field(out, "u64", "shape", &[rank]);
+    array_field(out, "i64", "stride", &[arity, rank]);
+    array_field(out, "i64", "offset", &[arity]);
+    let _ = writeln!(out, "}};");
+    let ins: String = (0..arity)
+        .map(|k| format!(", const {} *__restrict__ in{k}", storage(input)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "extern \"C\" __global__ void {entry}({p} p, {} *__restrict__ out{ins}) {{",
+        storage(output)
+    );
+    out.push_str(
+        "  const u64 step = (u64)gridDim.x * blockDim.x;\n  \
+         for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += step) {\n",
+    );
+    for k in 0..arity {
+        let _ = writeln!(out, "    i64 o{k} = p.offset[{k}];");
+    }
+    let targets: Vec<(String, String)> = (0..arity)
+        .map(|k| (format!("o{k}"), format!("p.stride[{k}]")))
+        .collect();
+    let t: Vec<(&str, &str)> = targets
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    decompose(out, "i", rank, "p.shape", &t, "    ");
+    let _ = writeln!(out, "    out[i] = {value};\n  }}\n}}");
+    Some(())
+}
+
+fn fill(out: &mut String, entry: &str, dt: DType) {
+    let t = storage(dt);
+    let _ = writeln!(
+        out,
+        "extern \"C\" __global__ void {entry}(u64 n, u64 lo, u64 hi, {t} *__restrict__ out) {{\n  \
+         __align__(16) u64 w[2] = {{lo, hi}};\n  \
+         const {t} v = *(const {t} *)w;\n  \
+         const u64 step = (u64)gridDim.x * blockDim.x;\n  \
+         for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) out[i] = v;\n}}"
+    );
+}
+
+#[allow(clippy::too_many_arguments)]
+fn reduce(
+    out: &mut String,
+    entry: &str,
+    op: ReduceOp,
+    input: DType,
+    output: DType,
+    kept: usize,
+    reduced: usize,
+) -> Option<()> {
+    let acc = ops::accumulator(input);
+    // A pass writes partials (the accumulator dtype) or the result (a dtype accumulating
+    // in the same type: f16 results from f32 partials).
+    if output != acc && ops::accumulator(output) != acc {
+        return None;
+    }
+    let identity = ops::reduce_identity(op, acc)?;
+    let at = compute(acc);
+    let p = format!("P_{entry}");
+    let _ = writeln!(
+        out,
+        "struct {p} {{\n  u64 n_out; u64 m; u64 chunk; u64 chunks;"
+    );
+    array_field(out, "u64", "kshape", &[kept]);
+    array_field(out, "i64", "kstride", &[kept]);
+    array_field(out, "u64", "rshape", &[reduced]);
+    array_field(out, "i64", "rstride", &[reduced]);
+    let _ = writeln!(out, "  i64 offset;\n}};");
+    let _ = writeln!(
+        out,
+        "extern \"C\" __global__ void {entry}({p} p, {} *__restrict__ out, const {} *__restrict__ in) {{",
+        storage(output),
+        storage(input)
+    );
+    let _ = writeln!(
+        out,
+        "  __shared__ {at} sh[{BLOCK}];\n  \
+         const u64 total = p.n_out * p.chunks;\n  \
+         for (u64 b = blockIdx.x; b < total; b += gridDim.x) {{\n    \
+         const u64 j = b / p.chunks, c = b % p.chunks;\n    \
+         i64 base = p.offset;"
+    );
+    decompose(out, "j", kept, "p.kshape", &[("base", "p.kstride")], "    ");
+    let combine = ops::reduce_combine(op, acc, "acc", "v");
+    // Loads give the compute type, which is the accumulator type (half floats load as f32).
+    let load_acc = load(input, "in[o]");
+    let _ = writeln!(
+        out,
+        "    const u64 lo = c * p.chunk;\n    \
+         const u64 hi = lo + p.chunk < p.m ? lo + p.chunk : p.m;\n    \
+         {at} acc = {identity};\n    \
+         for (u64 t = lo + threadIdx.x; t < hi; t += blockDim.x) {{\n      \
+         i64 o = base;"
+    );
+    decompose(
+        out,
+        "t",
+        reduced,
+        "p.rshape",
+        &[("o", "p.rstride")],
+        "      ",
+    );
+    let _ = writeln!(
+        out,
+        "      const {at} v = {load_acc};\n      acc = {combine};\n    }}"
+    );
+    // Shared memory down to one warp, then shuffles within it.
+    let tree = ops::reduce_combine(op, acc, "sh[threadIdx.x]", "sh[threadIdx.x + s]");
+    let warp = ops::reduce_combine(op, acc, "acc", "shfl(acc, s)");
+    let _ = writeln!(
+        out,
+        "    sh[threadIdx.x] = acc;\n    __syncthreads();\n    \
+         for (unsigned s = blockDim.x / 2; s >= 32; s >>= 1) {{\n      \
+         if (threadIdx.x < s) sh[threadIdx.x] = {tree};\n      __syncthreads();\n    }}\n    \
+         if (threadIdx.x < 32) {{\n      \
+         acc = sh[threadIdx.x];\n      \
+         for (int s = 16; s > 0; s >>= 1) acc = {warp};\n      \
+         if (threadIdx.x == 0) out[b] = {};\n    }}\n    \
+         __syncthreads();\n  }}\n}}",
+        ops::reduce_store(acc, output, "acc")
+    );
+    Some(())
+}
+
+fn matmul(out: &mut String, entry: &str, dt: DType, batch: usize) {
+    let acc = ops::accumulator(dt);
+    let at = compute(acc);
+    let zero = match dt {
+        DType::Bool => "false".to_string(),
+        DType::Complex64 | DType::Complex128 => format!("mk(0, 0, {at}())"),
+        _ => format!("({at})0"),
+    };
+    let mac = match dt {
+        DType::Bool => "(acc || (x && y))".to_string(),
+        _ => {
+            let prod = ops::binary(BinaryOp::Mul, acc, "x", "y").unwrap_or_default();
+            ops::binary(BinaryOp::Add, acc, "acc", &prod).unwrap_or_default()
+        }
+    };
+    let p = format!("P_{entry}");
+    let _ = writeln!(out, "struct {p} {{\n  u64 m; u64 n; u64 k; u64 batch;");
+    array_field(out, "u64", "bshape", &[batch]);
+    array_field(out, "i64", "a_bst", &[batch]);
+    array_field(out, "i64", "b_bst", &[batch]);
+    let _ = writeln!(
+        out,
+        "  i64 a_rs; i64 a_cs; i64 a_off; i64 b_rs; i64 b_cs; i64 b_off;\n}};"
+    );
+    let t = storage(dt);
+    let _ = writeln!(
+        out,
+        "extern \"C\" __global__ void {entry}({p} p, {t} *__restrict__ out, const {t} *__restrict__ a, const {t} *__restrict__ b) {{\n  \
+         __shared__ {at} ta[{TILE}][{TILE} + 1];\n  \
+         __shared__ {at} tb[{TILE}][{TILE} + 1];\n  \
+         const unsigned tx = threadIdx.x % {TILE}, ty = threadIdx.x / {TILE};\n  \
+         const u64 col = (u64)blockIdx.x * {TILE} + tx;\n  \
+         for (u64 z = blockIdx.z; z < p.batch; z += gridDim.z) {{\n    \
+         i64 ao = p.a_off, bo = p.b_off;"
+    );
+    decompose(
+        out,
+        "z",
+        batch,
+        "p.bshape",
+        &[("ao", "p.a_bst"), ("bo", "p.b_bst")],
+        "    ",
+    );
+    let la = load(dt, "a[ao + (i64)row * p.a_rs + (i64)(k0 + tx) * p.a_cs]");
+    let lb = load(dt, "b[bo + (i64)(k0 + ty) * p.b_rs + (i64)col * p.b_cs]");
+    let _ = writeln!(
+        out,
+        "    for (u64 by = blockIdx.y; by * {TILE} < p.m; by += gridDim.y) {{\n      \
+         const u64 row = by * {TILE} + ty;\n      \
+         {at} acc = {zero};\n      \
+         for (u64 k0 = 0; k0 < p.k; k0 += {TILE}) {{\n        \
+         ta[ty][tx] = (row < p.m && k0 + tx < p.k) ? ({at}){la} : {zero};\n        \
+         tb[ty][tx] = (k0 + ty < p.k && col < p.n) ? ({at}){lb} : {zero};\n        \
+         __syncthreads();\n        \
+         for (int kk = 0; kk < {TILE}; ++kk) {{ const {at} x = ta[ty][kk], y = tb[kk][tx]; acc = {mac}; }}\n        \
+         __syncthreads();\n      }}\n      \
+         if (row < p.m && col < p.n) out[(z * p.m + row) * p.n + col] = {};\n    }}\n  }}\n}}",
+        ops::reduce_store(acc, dt, "acc")
+    );
+}
+
+/// Every spec the backend can ask for, over the ranks given: what the CI check compiles.
+pub fn all_specs(max_rank: u8) -> Vec<KernelSpec> {
+    let mut specs = Vec::new();
+    for &dt in &DType::ALL {
+        for rank in 0..=max_rank {
+            for &u in UnaryOp::ALL {
+                if let Some(output) = map_output(MapOp::Unary(u), dt) {
+                    specs.push(KernelSpec::Map {
+                        op: MapOp::Unary(u),
+                        input: dt,
+                        output,
+                        rank,
+                    });
+                }
+            }
+            for &b in BinaryOp::ALL {
+                if let Some(output) = map_output(MapOp::Binary(b), dt) {
+                    specs.push(KernelSpec::Map {
+                        op: MapOp::Binary(b),
+                        input: dt,
+                        output,
+                        rank,
+                    });
+                }
+            }
+            for &to in &DType::ALL {
+                specs.push(KernelSpec::Map {
+                    op: MapOp::Cast,
+                    input: dt,
+                    output: to,
+                    rank,
+                });
+            }
+        }
+        specs.push(KernelSpec::Fill { dtype: dt });
+        for &op in ReduceOp::ALL {
+            let acc = ops::accumulator(dt);
+            if ops::reduce_identity(op, acc).is_none() {
+                continue;
+            }
+            for kept in 0..=max_rank.min(2) {
+                for reduced in 0..=max_rank.clamp(1, 2) {
+                    for output in [acc, dt] {
+                        specs.push(KernelSpec::Reduce {
+                            op,
+                            input: dt,
+                            output,
+                            kept,
+                            reduced,
+                        });
+                    }
+                }
+            }
+            if acc != dt {
+                // The second pass of a half-float reduction reads f32 partials.
+                specs.push(KernelSpec::Reduce {
+                    op,
+                    input: acc,
+                    output: dt,
+                    kept: 1,
+                    reduced: 1,
+                });
+            }
+        }
+        for batch in 0..=max_rank.min(2) {
+            specs.push(KernelSpec::Matmul { dtype: dt, batch });
+        }
+    }
+    specs.sort_by_key(|s| s.entry());
+    specs.dedup();
+    specs
+}

@@ -1,0 +1,96 @@
+//! [`KernelSpec`]: what one generated kernel computes (the cache key), and
+//! [`KernelSource`], the spec with its generated source, which drivers compile.
+
+use crate::backends::{BinaryOp, ReduceOp, UnaryOp};
+use crate::dtype::DType;
+
+/// The per-element operation of a map kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MapOp {
+    Unary(UnaryOp),
+    Binary(BinaryOp),
+    /// Conversion to the output dtype (a strided copy when the dtypes are equal).
+    Cast,
+}
+
+impl MapOp {
+    /// Operands read per element.
+    pub fn arity(self) -> usize {
+        match self {
+            MapOp::Binary(_) => 2,
+            _ => 1,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            MapOp::Unary(op) => op.name(),
+            MapOp::Binary(op) => op.name(),
+            MapOp::Cast => "cast",
+        }
+    }
+}
+
+/// One kernel, as generated: everything that changes its source. Shapes and strides are
+/// launch parameters, so one kernel serves every shape of its rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KernelSpec {
+    /// `out[i] = op(in0[at0(i)], ..)` over a contiguous output of `rank` (merged) axes.
+    Map {
+        op: MapOp,
+        input: DType,
+        output: DType,
+        rank: u8,
+    },
+    /// Every element of a contiguous output set to one value.
+    Fill { dtype: DType },
+    /// One pass of a reduction: `kept` output axes, `reduced` axes folded into a value of
+    /// the accumulator dtype (the input's, or f32 for half floats); written as `output`.
+    Reduce {
+        op: ReduceOp,
+        input: DType,
+        output: DType,
+        kept: u8,
+        reduced: u8,
+    },
+    /// Tiled matrix product over `batch` broadcast batch axes.
+    Matmul { dtype: DType, batch: u8 },
+}
+
+impl KernelSpec {
+    /// The kernel's entry-point name: unique per spec, a valid C identifier.
+    pub fn entry(&self) -> String {
+        let d = |t: DType| t.name();
+        match *self {
+            KernelSpec::Map {
+                op,
+                input,
+                output,
+                rank,
+            } => format!("map_{}_{}_{}_r{rank}", op.name(), d(input), d(output)),
+            KernelSpec::Fill { dtype } => format!("fill_{}", d(dtype)),
+            KernelSpec::Reduce {
+                op,
+                input,
+                output,
+                kept,
+                reduced,
+            } => format!(
+                "reduce_{}_{}_{}_k{kept}_r{reduced}",
+                op.name(),
+                d(input),
+                d(output)
+            ),
+            KernelSpec::Matmul { dtype, batch } => format!("matmul_{}_b{batch}", d(dtype)),
+        }
+    }
+}
+
+/// A kernel ready for a driver: its spec (what a fake driver executes), entry point and
+/// source (what a real one compiles).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelSource {
+    pub spec: KernelSpec,
+    pub entry: String,
+    /// C-family source in the runtime's dialect (CUDA C++ for NVRTC and hiprtc).
+    pub source: String,
+}
