@@ -35,7 +35,7 @@ pub(crate) mod op;
 pub(crate) mod registry;
 
 pub mod cpu;
-#[cfg(any(test, feature = "fake-gpu"))]
+#[cfg(any(test, feature = "fake-gpu", feature = "nvrtc"))]
 pub mod gpu;
 pub mod tpu_host;
 #[cfg(feature = "wgpu")]

@@ -31,6 +31,8 @@ pub mod driver;
 pub mod fake;
 pub mod kernel;
 mod launch;
+#[cfg(feature = "nvrtc")]
+pub mod nvrtc;
 pub(crate) mod memory;
 pub(crate) mod params;
 #[cfg(test)]

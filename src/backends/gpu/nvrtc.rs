@@ -43,6 +43,9 @@ pub struct Nvrtc {
     /// `(major, minor)`.
     pub version: (i32, i32),
     _lib: Library,
+    /// `libnvrtc-builtins`, which NVRTC opens by name at its first compile: loaded first from
+    /// NVRTC's own folder, which is not on the loader's path for a pip wheel.
+    _builtins: Option<Library>,
 }
 
 const NAMES: [&str; 3] = ["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"];
@@ -129,6 +132,15 @@ impl Nvrtc {
             destroy: sym!("nvrtcDestroyProgram"),
             error_string: sym!("nvrtcGetErrorString"),
         };
+        let builtins = std::path::Path::new(path).parent().and_then(|dir| {
+            let entries = std::fs::read_dir(dir).ok()?;
+            entries.flatten().find_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let wanted = name.starts_with("libnvrtc-builtins.so") && !name.contains(".alt.");
+                // SAFETY: NVRTC's builtins library has no initialisers with preconditions.
+                wanted.then(|| unsafe { Library::new(e.path()) }.ok()).flatten()
+            })
+        });
         let (mut major, mut minor) = (0, 0);
         // SAFETY: two valid out-pointers.
         let st = unsafe { (fns.version)(&mut major, &mut minor) };
@@ -140,6 +152,7 @@ impl Nvrtc {
             path: path.to_string(),
             version: (major, minor),
             _lib: lib,
+            _builtins: builtins,
         })
     }
 

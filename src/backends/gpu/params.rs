@@ -59,6 +59,7 @@ impl MapParams {
         w.extend(self.offsets.iter().map(|&v| v as u64));
         w
     }
+    #[cfg(any(test, feature = "fake-gpu"))]
     pub fn unpack(w: &[u64], rank: usize, inputs: usize) -> Option<MapParams> {
         let mut r = Reader(w);
         let n = r.one()?;
@@ -162,6 +163,7 @@ impl ReduceParams {
         w.push(self.offset as u64);
         w
     }
+    #[cfg(any(test, feature = "fake-gpu"))]
     pub fn unpack(w: &[u64], kept: usize, reduced: usize) -> Option<ReduceParams> {
         let mut r = Reader(w);
         let (n_out, m, chunk, chunks) = (r.one()?, r.one()?, r.one()?, r.one()?);
@@ -229,6 +231,7 @@ impl MatmulParams {
         w.extend(self.b.iter().map(|&v| v as u64));
         w
     }
+    #[cfg(any(test, feature = "fake-gpu"))]
     pub fn unpack(w: &[u64], batch_rank: usize) -> Option<MatmulParams> {
         let mut r = Reader(w);
         let (m, n, k, batch) = (r.one()?, r.one()?, r.one()?, r.one()?);
@@ -252,9 +255,11 @@ impl MatmulParams {
     }
 }
 
-/// Reads packed words in order.
+/// Reads packed words in order (the fake driver unpacks what kernels read).
+#[cfg(any(test, feature = "fake-gpu"))]
 struct Reader<'a>(&'a [u64]);
 
+#[cfg(any(test, feature = "fake-gpu"))]
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Option<&'a [u64]> {
         if self.0.len() < n {

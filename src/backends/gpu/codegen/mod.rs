@@ -10,6 +10,9 @@
 pub(crate) mod ops;
 pub(crate) mod types;
 
+/// The prelude every kernel begins with (guarded: several kernels may share one program).
+pub const PRELUDE: &str = types::PRELUDE;
+
 use super::kernel::{KernelSource, KernelSpec, MapOp};
 use super::params::{BLOCK, TILE};
 use crate::backends::{BinaryOp, ReduceOp, UnaryOp};
@@ -36,7 +39,7 @@ pub(crate) fn map_output(op: MapOp, dt: DType) -> Option<DType> {
 }
 
 /// The source of `spec`, or `None` when its op does not exist on its dtype.
-pub(crate) fn generate(spec: KernelSpec) -> Option<KernelSource> {
+pub fn generate(spec: KernelSpec) -> Option<KernelSource> {
     let entry = spec.entry();
     let mut src = String::from(types::PRELUDE);
     match spec {
