@@ -104,6 +104,11 @@ if [ $# -eq 0 ]; then
     rm -rf .venv
     ln -s "$venv" .venv
   fi
+  # Every generated GPU kernel compiles with NVRTC, the compiler library of the venv's CUDA
+  # wheels (torch's `nvidia-cuda-nvrtc`): no GPU needed, and a missing NVRTC fails the run.
+  echo "== NVRTC: every generated GPU kernel"
+  VIRTUAL_ENV="$venv" DLARRAY_REQUIRE="${DLARRAY_REQUIRE},nvrtc" \
+    cargo test --all-features --test nvrtc_kernels -- --nocapture 2>&1 | grep -Ev '^\s*$'
   (cd python && VIRTUAL_ENV="$PWD/../.venv" PATH="$PWD/../.venv/bin:$PATH" maturin develop -q)
   .venv/bin/python -m pytest -q python/tests
 fi

@@ -38,7 +38,9 @@ fn every_generated_kernel_compiles_with_nvrtc() {
     assert!(specs.len() > 1000, "{} specs", specs.len());
     let sources: Vec<_> = specs.iter().map(|s| generate(*s).unwrap()).collect();
     // One program per batch (the prelude is guarded), every entry point checked in the PTX.
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(4);
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(4);
     let batches: Vec<_> = sources.chunks(80).collect();
     let failures = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| {
@@ -53,7 +55,10 @@ fn every_generated_kernel_compiles_with_nvrtc() {
                             let ptx = String::from_utf8_lossy(&ptx);
                             for k in batch.iter() {
                                 if !ptx.contains(&format!(".entry {}(", k.entry)) {
-                                    failures.lock().unwrap().push(format!("{}: no entry in PTX", k.entry));
+                                    failures
+                                        .lock()
+                                        .unwrap()
+                                        .push(format!("{}: no entry in PTX", k.entry));
                                 }
                             }
                         }
@@ -68,7 +73,12 @@ fn every_generated_kernel_compiles_with_nvrtc() {
         }
     });
     let failures = failures.into_inner().unwrap();
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     eprintln!("{} kernels compiled", sources.len());
 }
 
@@ -77,8 +87,23 @@ fn kernels_compile_alone_and_for_the_h200() {
     let Some(n) = nvrtc() else { return };
     // Each kind of kernel as the runtime compiles it: one program per kernel.
     let specs = all_specs(2);
-    let pick = |prefix: &str| specs.iter().find(|s| s.entry().starts_with(prefix)).copied().unwrap();
-    for prefix in ["map_add_float16", "map_cast_complex128_int8", "fill_bfloat16", "reduce_sum_float16_float32_k0", "reduce_max_float64", "matmul_complex64_b2", "matmul_bool", "map_pow_int64"] {
+    let pick = |prefix: &str| {
+        specs
+            .iter()
+            .find(|s| s.entry().starts_with(prefix))
+            .copied()
+            .unwrap()
+    };
+    for prefix in [
+        "map_add_float16",
+        "map_cast_complex128_int8",
+        "fill_bfloat16",
+        "reduce_sum_float16_float32_k0",
+        "reduce_max_float64",
+        "matmul_complex64_b2",
+        "matmul_bool",
+        "map_pow_int64",
+    ] {
         let k = generate(pick(prefix)).unwrap();
         for arch in archs(&n) {
             n.compile(&k.source, &format!("{}.cu", k.entry), &[arch])
@@ -86,7 +111,9 @@ fn kernels_compile_alone_and_for_the_h200() {
         }
     }
     // A compile error is an error with NVRTC's log, not a panic.
-    let e = n.compile("extern \"C\" __global__ void broken( {", "broken.cu", &[]).unwrap_err();
+    let e = n
+        .compile("extern \"C\" __global__ void broken( {", "broken.cu", &[])
+        .unwrap_err();
     assert!(e.contains("nvrtcCompileProgram"), "{e}");
     assert!(n.compile("a\0b", "nul.cu", &[]).is_err());
 }

@@ -126,12 +126,10 @@ impl<D: Driver> Drop for GpuBuffer<D> {
                     class,
                 }));
             }
-            Some(Memory::Foreign { owner, .. }) => {
-                if let Some(owner) = owner {
-                    d.defer(Box::new(owner));
-                }
-            }
-            None => {}
+            Some(Memory::Foreign {
+                owner: Some(owner), ..
+            }) => d.defer(Box::new(owner)),
+            Some(Memory::Foreign { owner: None, .. }) | None => {}
         }
         d.pump(false);
     }

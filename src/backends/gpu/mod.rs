@@ -31,9 +31,9 @@ pub mod driver;
 pub mod fake;
 pub mod kernel;
 mod launch;
+pub(crate) mod memory;
 #[cfg(feature = "nvrtc")]
 pub mod nvrtc;
-pub(crate) mod memory;
 pub(crate) mod params;
 #[cfg(test)]
 mod tests;

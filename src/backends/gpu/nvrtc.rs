@@ -138,7 +138,9 @@ impl Nvrtc {
                 let name = e.file_name().to_string_lossy().into_owned();
                 let wanted = name.starts_with("libnvrtc-builtins.so") && !name.contains(".alt.");
                 // SAFETY: NVRTC's builtins library has no initialisers with preconditions.
-                wanted.then(|| unsafe { Library::new(e.path()) }.ok()).flatten()
+                wanted
+                    .then(|| unsafe { Library::new(e.path()) }.ok())
+                    .flatten()
             })
         });
         let (mut major, mut minor) = (0, 0);
@@ -196,7 +198,8 @@ impl Nvrtc {
         self.status("nvrtcCreateProgram", st)?;
         let result = (|| {
             // SAFETY: `prog` is a live program; the options outlive the call.
-            let st = unsafe { (self.fns.compile)(prog, opt_ptrs.len() as c_int, opt_ptrs.as_ptr()) };
+            let st =
+                unsafe { (self.fns.compile)(prog, opt_ptrs.len() as c_int, opt_ptrs.as_ptr()) };
             if st != 0 {
                 let mut n = 0usize;
                 // SAFETY: live program, valid out-pointer.
@@ -204,15 +207,24 @@ impl Nvrtc {
                 let mut log = vec![0u8; n.max(1)];
                 // SAFETY: `log` holds the size NVRTC asked for.
                 unsafe { (self.fns.log)(prog, log.as_mut_ptr() as *mut c_char) };
-                let log = String::from_utf8_lossy(&log).trim_end_matches('\0').to_string();
-                return Err(format!("{}\n{log}", self.status("nvrtcCompileProgram", st).unwrap_err()));
+                let log = String::from_utf8_lossy(&log)
+                    .trim_end_matches('\0')
+                    .to_string();
+                return Err(format!(
+                    "{}\n{log}",
+                    self.status("nvrtcCompileProgram", st).unwrap_err()
+                ));
             }
             let mut n = 0usize;
             // SAFETY: live program, valid out-pointer.
-            self.status("nvrtcGetPTXSize", unsafe { (self.fns.ptx_size)(prog, &mut n) })?;
+            self.status("nvrtcGetPTXSize", unsafe {
+                (self.fns.ptx_size)(prog, &mut n)
+            })?;
             let mut ptx = vec![0u8; n];
             // SAFETY: `ptx` holds the size NVRTC reported.
-            self.status("nvrtcGetPTX", unsafe { (self.fns.ptx)(prog, ptx.as_mut_ptr() as *mut c_char) })?;
+            self.status("nvrtcGetPTX", unsafe {
+                (self.fns.ptx)(prog, ptx.as_mut_ptr() as *mut c_char)
+            })?;
             Ok(ptx)
         })();
         // SAFETY: `prog` was created above and is destroyed once.
