@@ -35,6 +35,8 @@ pub(crate) mod op;
 pub(crate) mod registry;
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 #[cfg(any(test, feature = "fake-gpu", feature = "nvrtc"))]
 pub mod gpu;
 pub mod tpu_host;

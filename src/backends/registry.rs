@@ -14,6 +14,8 @@ const BUILTIN: &[(&str, Discover)] = &[
     ("tpu", super::tpu_host::discover),
     #[cfg(feature = "wgpu")]
     ("wgpu", super::wgpu::discover),
+    #[cfg(feature = "cuda")]
+    ("cuda", super::cuda::discover),
 ];
 
 /// Whether a backend was found, and if not, why.
