@@ -216,12 +216,30 @@ fn wgpu_without_a_driver_is_unavailable_not_a_panic() {
 }
 
 #[test]
+fn cuda_without_a_driver_is_unavailable_with_the_reason_and_fails_when_required() {
+    let driver = [("DLARRAY_CUDA_DRIVER", "/nonexistent/libcuda.so.1")];
+    let t = std::time::Instant::now();
+    let (ok, out) = cli(&driver, &["devices"]);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("backend cuda unavailable: /nonexistent/libcuda.so.1 not found (no NVIDIA driver installed)"),
+        "{out}"
+    );
+    eprintln!("CUDA discovery without a driver: {:?}", t.elapsed());
+    let mut env = driver.to_vec();
+    env.push(("DLARRAY_REQUIRE", "cpu,cuda"));
+    let (ok, out) = cli(&env, &["devices"]);
+    assert!(!ok, "{out}");
+    assert!(out.contains("backend `cuda` is unavailable"), "{out}");
+}
+
+#[test]
 fn unknown_backend_names_are_errors_listing_the_known_ones() {
-    let (ok, text) = cli(&[("DLARRAY_BACKENDS", "cpu,cuda")], &["devices"]);
+    let (ok, text) = cli(&[("DLARRAY_BACKENDS", "cpu,rocm")], &["devices"]);
     assert!(!ok, "{text}");
     assert!(
-        text.contains("DLARRAY_BACKENDS names unknown backend(s) `cuda`")
-            && text.contains("cpu, tpu, wgpu"),
+        text.contains("DLARRAY_BACKENDS names unknown backend(s) `rocm`")
+            && text.contains("cpu, tpu, wgpu, cuda"),
         "{text}"
     );
     let (ok, text) = cli(
