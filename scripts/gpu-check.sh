@@ -11,7 +11,9 @@
 #   2. the sharded add over 2 CPU devices vs 1 (issue 2's 1.7x target "on 2 cores"), on two
 #      distinct physical cores of a server, next to the same add as a plain 2-thread loop;
 #   3. the `dlarray` tour and `dlarray bench` on 16 cores;
-#   4. DLPack against real CUDA producers: PyTorch and JAX arrays on the GPU handed to
+#   4. the CUDA backend: `tests/gpu_cuda.rs` (the `#[ignore = "needs a CUDA GPU"]` tests), with
+#      NVRTC from the machine's toolkit or its torch wheels, and `dlarray devices`;
+#   5. DLPack against real CUDA producers: PyTorch and JAX arrays on the GPU handed to
 #      dlarray.from_dlpack (refused with a clear error; copied by the producer with
 #      device="cpu"), dlarray arrays asked for by torch/JAX for the GPU, and no leaked GPU
 #      memory after refused imports.
@@ -32,6 +34,14 @@ for l in sys.stdin:
         print(m["executable"])')
   strip -o .devbin/sharding "$bench"
   strip -o .devbin/dlarray target/release/dlarray
+  local gpu_tests
+  gpu_tests=$(cargo test --release --test gpu_cuda --no-run --message-format=json 2>/dev/null |
+    python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "gpu_cuda" and m.get("executable"):
+        print(m["executable"])')
+  strip -o .devbin/gpu_cuda "$gpu_tests"
   rm -f .devbin/*.whl
   (cd python && ../.venv/bin/maturin build --release --strip -q -o ../.devbin)
   du -sh .devbin/*
@@ -58,6 +68,15 @@ run() {
   echo "== dlarray tour and bench"
   DLARRAY_CPU_DEVICES=2 .devbin/dlarray || echo "tour failed: $?"
   .devbin/dlarray bench || echo "bench failed: $?"
+  echo "== CUDA backend"
+  # NVRTC: the toolkit's, else the one torch's nvidia wheels bring.
+  local libs
+  libs=$(python3 -c 'import glob, site
+print(":".join(glob.glob(p + "/nvidia/*/lib")[0] for p in site.getsitepackages() if glob.glob(p + "/nvidia/*/lib")))' 2>/dev/null)
+  export DLARRAY_CUDA_LIBS="${libs}"
+  .devbin/dlarray devices || echo "devices failed: $?"
+  DLARRAY_REQUIRE=cpu,cuda timeout 240 .devbin/gpu_cuda --ignored --test-threads=1
+  echo "cuda tests: rc=$?"
   echo "== DLPack against CUDA producers"
   python3 -m pip install -q --no-index --no-deps --target /tmp/dlsite .devbin/dlarray-*.whl &&
     PYTHONPATH=/tmp/dlsite PYTHONUNBUFFERED=1 python3 scripts/gpu_check.py
