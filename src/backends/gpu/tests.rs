@@ -23,7 +23,7 @@ fn fake() -> &'static (Arc<GpuBackend<FakeDriver>>, Vec<Device>) {
     })
 }
 
-/// Tests that read counters or set faults on the shared backend run one at a time.
+/// Tests on the shared backend run one at a time: one test's waits run another's queues.
 fn serial() -> MutexGuard<'static, ()> {
     static M: Mutex<()> = Mutex::new(());
     M.lock().unwrap_or_else(|e| e.into_inner())
@@ -97,6 +97,7 @@ fn same(gpu: &crate::Result<Array>, cpu: &crate::Result<Array>, what: &str) {
 
 #[test]
 fn every_elementwise_op_and_cast_matches_the_cpu_on_strided_inputs() {
+    let _g = serial();
     let (_, devs) = fake();
     let d = &devs[0];
     for &dt in &DType::ALL {
@@ -147,6 +148,7 @@ fn every_elementwise_op_and_cast_matches_the_cpu_on_strided_inputs() {
 
 #[test]
 fn reductions_match_the_cpu_over_any_axes_including_two_pass_ones() {
+    let _g = serial();
     let (_, devs) = fake();
     let d = &devs[0];
     for &dt in &DType::ALL {
@@ -218,6 +220,7 @@ fn reductions_match_the_cpu_over_any_axes_including_two_pass_ones() {
 
 #[test]
 fn matmul_matches_the_cpu_with_batches_and_transposes() {
+    let _g = serial();
     let (_, devs) = fake();
     let d = &devs[0];
     for &dt in &DType::ALL {
@@ -237,6 +240,7 @@ fn matmul_matches_the_cpu_with_batches_and_transposes() {
 
 #[test]
 fn creation_fills_and_empty_arrays() {
+    let _g = serial();
     let (_, devs) = fake();
     let d = &devs[1];
     for &dt in &DType::ALL {
@@ -274,31 +278,52 @@ fn creation_fills_and_empty_arrays() {
 
 #[test]
 fn queued_work_runs_only_at_a_wait_and_download_waits_for_its_source_only() {
-    let _g = serial();
-    let (be, devs) = fake();
-    let d = &devs[0];
-    let dev = &be.devices[0];
-    d.backend().synchronize(0).unwrap();
-    let x = Array::from_vec(vec![1.0f32, 2.0, 3.0], &[3])
-        .unwrap()
-        .to_device(d)
-        .unwrap();
-    let y = (&x + &x).unwrap();
-    let z = (&y * &y).unwrap();
+    // A backend of its own: other tests synchronising the shared one would run its queue.
+    let be = private(1);
+    let stream = be.devices[0].stream;
+    let l = crate::layout::Layout::contiguous(&[3]).unwrap();
+    let t = |b| tref(b, &l);
+    let bytes: Vec<u8> = [1.0f32, 2.0, 3.0]
+        .iter()
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+    let x = be.upload(0, MemoryKind::Device, &bytes).unwrap();
+    let y = be.binary(BinaryOp::Add, t(&x), t(&x), DType::F32).unwrap();
+    let z = be.binary(BinaryOp::Mul, t(&y), t(&y), DType::F32).unwrap();
     assert!(
-        be.driver().pending(dev.stream) >= 2,
-        "kernels are queued, not run"
+        be.driver().pending(stream) >= 3,
+        "the copy and kernels are queued, not run"
     );
-    assert_eq!(y.to_vec::<f32>().unwrap(), vec![2.0, 4.0, 6.0]);
+    let read = |b: &Arc<dyn crate::backends::DeviceBuffer>| {
+        let mut out = [0u8; 12];
+        be.download(tref(b, &l), &mut out).unwrap();
+        out.chunks(4)
+            .map(|c| f32::from_ne_bytes(c.try_into().unwrap()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(read(&y), vec![2.0, 4.0, 6.0]);
     assert!(
-        be.driver().pending(dev.stream) >= 1,
+        be.driver().pending(stream) >= 1,
         "the download of y did not wait for z"
     );
-    assert_eq!(z.to_vec::<f32>().unwrap(), vec![4.0, 16.0, 36.0]);
+    assert_eq!(read(&z), vec![4.0, 16.0, 36.0]);
+}
+
+/// An f32 view of `b`.
+fn tref<'a>(
+    b: &'a Arc<dyn crate::backends::DeviceBuffer>,
+    l: &'a crate::layout::Layout,
+) -> crate::backends::TensorRef<'a> {
+    crate::backends::TensorRef {
+        buffer: &**b,
+        layout: l,
+        dtype: DType::F32,
+    }
 }
 
 #[test]
 fn moves_between_devices_kinds_and_backends_are_ordered() {
+    let _g = serial();
     let (_, devs) = fake();
     let x = Array::from_vec((0..50).map(|i| i as f64).collect::<Vec<_>>(), &[5, 10]).unwrap();
     let a = x.to_device(&devs[0]).unwrap();
@@ -326,6 +351,7 @@ fn moves_between_devices_kinds_and_backends_are_ordered() {
 
 #[test]
 fn sharded_arrays_over_three_devices() {
+    let _g = serial();
     let (_, devs) = fake();
     let x = Array::from_vec((0..36).map(|i| i as f32).collect::<Vec<_>>(), &[6, 6]).unwrap();
     let s = x
@@ -342,6 +368,7 @@ fn sharded_arrays_over_three_devices() {
 
 #[test]
 fn dlpack_declares_cuda_memory_and_round_trips_in_place() {
+    let _g = serial();
     let (_, devs) = fake();
     let d = &devs[1];
     let x = Array::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[4])
