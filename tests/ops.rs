@@ -173,6 +173,32 @@ fn ref_unary(op: UnaryOp, dtype: DType, x: Scalar) -> Option<(DType, Scalar)> {
         (Abs, Int(i)) => Some((dtype, Int(i.abs()))),
         (Abs, Float(f)) => Some((dtype, Float(f.abs()))),
         (Abs, Complex(c)) => Some((dtype.real_part(), Float(c.norm()))),
+        (Floor | Ceil | Round | Sign, Bool(_)) => None,
+        (Floor | Ceil | Round, Int(i)) => Some((dtype, Int(i))),
+        (Sign, Int(i)) => Some((dtype, Int(i.signum()))),
+        (Floor | Ceil | Round | Sign, Float(f)) => Some((
+            dtype,
+            Float(match op {
+                Floor => f.floor(),
+                Ceil => f.ceil(),
+                Round => f.round_ties_even(),
+                _ if f > 0.0 => 1.0,
+                _ if f < 0.0 => -1.0,
+                _ => f,
+            }),
+        )),
+        (Floor | Ceil, Complex(_)) => None,
+        (Round, Complex(c)) => Some((
+            dtype,
+            Complex(Complex64::new(
+                c.re.round_ties_even(),
+                c.im.round_ties_even(),
+            )),
+        )),
+        (Sign, Complex(c)) => Some((
+            dtype,
+            Complex(if c.norm() == 0.0 { c } else { c / c.norm() }),
+        )),
         (_, Complex(c)) => Some((
             dtype,
             Complex(match op {
@@ -299,6 +325,15 @@ fn ref_reduce(
                     _ if dtype.is_complex() => Scalar::Complex(g.iter().map(|&s| as_c(s)).sum()),
                     _ => Scalar::Float(g.iter().map(|&s| as_f64(s)).sum()),
                 },
+                ReduceOp::Prod => match dtype.sum_dtype() {
+                    DType::I64 | DType::U64 => {
+                        Scalar::Int(g.iter().map(|&s| as_int(round_to(DType::I64, s))).product())
+                    }
+                    _ if dtype.is_complex() => {
+                        Scalar::Complex(g.iter().map(|&s| as_c(s)).product())
+                    }
+                    _ => Scalar::Float(g.iter().map(|&s| as_f64(s)).product()),
+                },
                 _ if dtype.is_complex() => return None,
                 ReduceOp::Max => *g
                     .iter()
@@ -306,6 +341,7 @@ fn ref_reduce(
                 ReduceOp::Min => *g
                     .iter()
                     .min_by(|a, b| as_f64(**a).total_cmp(&as_f64(**b)))?,
+                _ => return None,
             })
         })
         .collect()
@@ -329,7 +365,7 @@ fn reductions_every_dtype_and_axis() {
                         None => expect_unsupported(&what, got),
                         Some(want) => {
                             let got = got.unwrap_or_else(|e| panic!("{what}: {e}"));
-                            let dt = if op == ReduceOp::Sum {
+                            let dt = if matches!(op, ReduceOp::Sum | ReduceOp::Prod) {
                                 dtype.sum_dtype()
                             } else {
                                 dtype

@@ -306,6 +306,19 @@ impl PyArray {
         self.reduced(py, axis, |a, ax| a.min(ax))
     }
     #[pyo3(signature = (axis=None))]
+    fn prod(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+        self.reduced(py, axis, |a, ax| a.prod(ax))
+    }
+    fn __round__(&self, py: Python<'_>) -> PyResult<PyArray> {
+        py.detach(|| self.0.round()).map(PyArray).map_err(to_py)
+    }
+    fn __floor__(&self, py: Python<'_>) -> PyResult<PyArray> {
+        py.detach(|| self.0.floor()).map(PyArray).map_err(to_py)
+    }
+    fn __ceil__(&self, py: Python<'_>) -> PyResult<PyArray> {
+        py.detach(|| self.0.ceil()).map(PyArray).map_err(to_py)
+    }
+    #[pyo3(signature = (axis=None))]
     fn any(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
         self.reduced(py, axis, |a, ax| a.any(ax))
     }

@@ -237,6 +237,10 @@ elementwise!(
     tanh => Array::tanh,
     negative => Array::neg,
     logical_not => Array::logical_not,
+    floor => Array::floor,
+    ceil => Array::ceil,
+    round => Array::round,
+    sign => Array::sign,
 );
 
 /// `op(x1, x2)` where either side may be a Python scalar or any array (as the 2024.12 array
@@ -326,6 +330,7 @@ reduction!(
     sum => |a, ax| a.sum(ax),
     max => |a, ax| a.max(ax),
     min => |a, ax| a.min(ax),
+    prod => |a, ax| a.prod(ax),
     mean => |a, ax| a.mean(ax),
     any => |a, ax| a.any(ax),
     all => |a, ax| a.all(ax),
@@ -442,6 +447,15 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(isfinite, m)?)?;
     m.add_function(wrap_pyfunction!(abs, m)?)?;
     m.add_function(wrap_pyfunction!(exp, m)?)?;
+    for f in [
+        wrap_pyfunction!(floor, m)?,
+        wrap_pyfunction!(ceil, m)?,
+        wrap_pyfunction!(round, m)?,
+        wrap_pyfunction!(sign, m)?,
+        wrap_pyfunction!(prod, m)?,
+    ] {
+        m.add_function(f)?;
+    }
     m.add_function(wrap_pyfunction!(log, m)?)?;
     m.add_function(wrap_pyfunction!(sqrt, m)?)?;
     m.add_function(wrap_pyfunction!(sin, m)?)?;

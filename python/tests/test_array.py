@@ -249,3 +249,26 @@ def test_array_api_module_functions():
     assert dlarray.expand_dims(x, axis=0).shape == (1, 2, 2)
     assert dlarray.squeeze(dlarray.expand_dims(x, axis=0), axis=0).shape == (2, 2)
     assert dlarray.astype(x, dlarray.int32).dtype == "int32"
+
+
+def test_rounding_sign_and_prod_follow_numpy():
+    n = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.0, np.nan, 3.7], dtype=np.float32)
+    x = dlarray.asarray(n)
+    for name in ["floor", "ceil", "round", "sign"]:
+        got = np.asarray(getattr(dlarray, name)(x))
+        np.testing.assert_array_equal(got, getattr(np, name)(n), err_msg=name)
+    i = np.array([-3, 0, 5], dtype=np.int16)
+    for name in ["floor", "ceil", "round", "sign"]:
+        got = getattr(dlarray, name)(dlarray.asarray(i))
+        assert got.dtype == "int16", name
+        np.testing.assert_array_equal(np.asarray(got), getattr(np, name)(i))
+    z = np.array([3 + 4j, 0j, -2.5 + 0.5j], dtype=np.complex64)
+    np.testing.assert_allclose(np.asarray(dlarray.sign(dlarray.asarray(z))), np.sign(z), rtol=1e-6)
+    m = np.arange(1, 7, dtype=np.uint8).reshape(2, 3)
+    p = dlarray.prod(dlarray.asarray(m), axis=1)
+    assert p.dtype == "uint64"
+    np.testing.assert_array_equal(np.asarray(p), np.prod(m, axis=1))
+    assert float(dlarray.prod(dlarray.asarray(np.ones((0,), np.float32)))) == 1.0
+    with pytest.raises(Exception):
+        dlarray.floor(dlarray.asarray(np.array([True])))
+    assert np.asarray(round(x)).tolist()[:6] == [-2.0, -2.0, -0.0, 0.0, 2.0, 2.0]

@@ -245,6 +245,17 @@ impl Array {
             UnaryOp::LogicalNot => (DType::Bool, DType::Bool),
             UnaryOp::Abs => (self.dtype(), self.dtype().real_part()),
             UnaryOp::Neg => (self.dtype(), self.dtype()),
+            // The array API: integers are their own floor, ceil and round; bool has none.
+            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Sign => {
+                if self.dtype() == DType::Bool {
+                    return Err(Error::DTypeMismatch {
+                        op: op.name(),
+                        expected: "a numeric dtype".into(),
+                        got: DType::Bool,
+                    });
+                }
+                (self.dtype(), self.dtype())
+            }
             // exp, log, ...: integers compute in float64 (NumPy's promotion).
             _ => {
                 let f = self.on_devices(self.dtype().float_dtype());
@@ -338,13 +349,16 @@ impl Array {
             return Err(Error::invalid(format!("duplicate axis in {axes:?}")));
         }
         let extent: usize = axes.iter().map(|&a| self.shape()[a]).product();
-        if extent == 0 && op != ReduceOp::Sum {
+        if extent == 0 && !matches!(op, ReduceOp::Sum | ReduceOp::Prod) {
             return Err(Error::invalid(format!(
                 "zero-size array to reduction operation {op} which has no identity"
             )));
         }
         let x = match op {
-            ReduceOp::Sum => self.astype(self.on_devices(self.dtype().sum_dtype()))?,
+            // NumPy: sums and products of small integers and bools accumulate in 64 bits.
+            ReduceOp::Sum | ReduceOp::Prod => {
+                self.astype(self.on_devices(self.dtype().sum_dtype()))?
+            }
             _ => self.clone(),
         };
         let split = x
@@ -430,6 +444,10 @@ impl Array {
     pub fn max(&self, axes: impl Into<Axes>) -> Result<Array> {
         self.reduce(ReduceOp::Max, axes, false)
     }
+    /// The product over `axes` (1 for none; small integers multiply in 64 bits, as NumPy's).
+    pub fn prod(&self, axes: impl Into<Axes>) -> Result<Array> {
+        self.reduce(ReduceOp::Prod, axes, false)
+    }
     pub fn min(&self, axes: impl Into<Axes>) -> Result<Array> {
         self.reduce(ReduceOp::Min, axes, false)
     }
@@ -468,7 +486,8 @@ macro_rules! named_ops {
 }
 named_ops!(
     unary: neg => Neg, abs => Abs, exp => Exp, log => Log, sqrt => Sqrt, sin => Sin, cos => Cos,
-        tanh => Tanh, logical_not => LogicalNot;
+        tanh => Tanh, logical_not => LogicalNot, floor => Floor, ceil => Ceil, round => Round,
+        sign => Sign;
     binary: add => Add, sub => Sub, mul => Mul, div => Div, maximum => Maximum,
         minimum => Minimum, pow => Pow, equal => Eq, not_equal => Ne, less => Lt,
         less_equal => Le, greater => Gt, greater_equal => Ge, logical_and => LogicalAnd,

@@ -39,15 +39,19 @@ macro_rules! op_enum {
 }
 
 op_enum!(
-    /// Elementwise ops of one operand.
+    /// Elementwise ops of one operand. Non-exhaustive: a user backend's `match` needs a `_`
+    /// arm (returning `Error::Unsupported`), so new ops do not break it.
+    #[non_exhaustive]
     UnaryOp {
         Neg => "neg", Abs => "abs", Exp => "exp", Log => "log", Sqrt => "sqrt",
         Sin => "sin", Cos => "cos", Tanh => "tanh", LogicalNot => "logical_not",
+        Floor => "floor", Ceil => "ceil", Round => "round", Sign => "sign",
     }
 );
 
 op_enum!(
-    /// Elementwise ops of two operands.
+    /// Elementwise ops of two operands (non-exhaustive, as [`UnaryOp`]).
+    #[non_exhaustive]
     BinaryOp {
         Add => "add", Sub => "sub", Mul => "mul", Div => "div",
         Maximum => "maximum", Minimum => "minimum", Pow => "pow",
@@ -58,8 +62,9 @@ op_enum!(
 );
 
 op_enum!(
-    /// Reductions over axes.
-    ReduceOp { Sum => "sum", Max => "max", Min => "min" }
+    /// Reductions over axes (non-exhaustive, as [`UnaryOp`]).
+    #[non_exhaustive]
+    ReduceOp { Sum => "sum", Max => "max", Min => "min", Prod => "prod" }
 );
 
 impl BinaryOp {

@@ -2,7 +2,7 @@
 #![allow(clippy::bool_comparison)] // generic comparisons instantiated for bool too
 
 use super::engine::{alloc_out, map1, map2, out_ptr};
-use super::math::{Arith, Real, Transcendental, dispatch, dispatch_arith};
+use super::math::{Arith, ComplexSign, Real, Rounding, Transcendental, dispatch, dispatch_arith};
 use super::{HostBackend, HostBuffer, HostDevice};
 use crate::backends::op::expect_out;
 use crate::backends::{BinaryOp, TensorRef, UnaryOp};
@@ -58,6 +58,28 @@ pub(crate) fn unary(
             DType::Complex128 => run1(be, dev, x, |c: Complex64| c.norm()),
             _ => dispatch!(dt, [I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64],
                 T => run1(be, dev, x, T::abs_), else Err(no())),
+        },
+        UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Sign => match (op, dt) {
+            (UnaryOp::Round, DType::Complex64) => run1(be, dev, x, |c: Complex32| {
+                Complex32::new(c.re.round_ties_even(), c.im.round_ties_even())
+            }),
+            (UnaryOp::Round, DType::Complex128) => run1(be, dev, x, |c: Complex64| {
+                Complex64::new(c.re.round_ties_even(), c.im.round_ties_even())
+            }),
+            (UnaryOp::Sign, DType::Complex64) => {
+                run1(be, dev, x, <Complex32 as ComplexSign>::sign_)
+            }
+            (UnaryOp::Sign, DType::Complex128) => {
+                run1(be, dev, x, <Complex64 as ComplexSign>::sign_)
+            }
+            _ => {
+                dispatch!(dt, [I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64], T => match op {
+                UnaryOp::Floor => run1(be, dev, x, T::floor_),
+                UnaryOp::Ceil => run1(be, dev, x, T::ceil_),
+                UnaryOp::Round => run1(be, dev, x, T::round_),
+                _ => run1(be, dev, x, T::sign_),
+            }, else Err(no()))
+            }
         },
         UnaryOp::LogicalNot => match dt {
             DType::Bool => run1(be, dev, x, |v: bool| !v),

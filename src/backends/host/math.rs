@@ -14,6 +14,7 @@ pub(crate) trait Arith: Element {
     fn pow(self, o: Self) -> Self;
     fn neg(self) -> Self;
     const ZERO: Self;
+    const ONE: Self;
 }
 
 /// Ordered numbers (integers and floats): max, min, abs.
@@ -59,6 +60,7 @@ macro_rules! int_math {
             }
             #[inline(always)] fn neg(self) -> Self { self.wrapping_neg() }
             const ZERO: Self = 0;
+            const ONE: Self = 1;
         }
         impl Real for $t {
             #[inline(always)] fn max_(self, o: Self) -> Self { Ord::max(self, o) }
@@ -84,6 +86,7 @@ macro_rules! float_math {
             #[inline(always)] fn pow(self, o: Self) -> Self { self.powf(o) }
             #[inline(always)] fn neg(self) -> Self { -self }
             const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
         }
         impl Real for $t {
             #[inline(always)] fn max_(self, o: Self) -> Self { if self > o || self.is_nan() { self } else { o } }
@@ -114,6 +117,7 @@ macro_rules! half_math {
             #[inline(always)] fn pow(self, o: Self) -> Self { <$t>::from_f32(self.to_f32().powf(o.to_f32())) }
             #[inline(always)] fn neg(self) -> Self { -self }
             const ZERO: Self = <$t>::ZERO;
+            const ONE: Self = <$t>::ONE;
         }
         impl Real for $t {
             #[inline(always)] fn max_(self, o: Self) -> Self { if self > o || self.is_nan() { self } else { o } }
@@ -144,6 +148,7 @@ macro_rules! complex_math {
             #[inline(always)] fn pow(self, o: Self) -> Self { self.powc(o) }
             #[inline(always)] fn neg(self) -> Self { -self }
             const ZERO: Self = <$t>::new(0.0, 0.0);
+            const ONE: Self = <$t>::new(1.0, 0.0);
         }
         impl Transcendental for $t {
             #[inline(always)] fn exp_(self) -> Self { self.exp() }
@@ -156,6 +161,67 @@ macro_rules! complex_math {
     )*};
 }
 complex_math!(Complex32, Complex64);
+
+/// floor, ceil, round (half to even) and sign, as NumPy has them for real numbers: integers
+/// are their own floor, ceil and round; the sign of NaN is NaN, of ±0 is ±0.
+pub(crate) trait Rounding: Element {
+    fn floor_(self) -> Self;
+    fn ceil_(self) -> Self;
+    fn round_(self) -> Self;
+    fn sign_(self) -> Self;
+}
+
+macro_rules! int_rounding {
+    ($($t:ty: $sign:expr),*) => {$(
+        impl Rounding for $t {
+            #[inline(always)] fn floor_(self) -> Self { self }
+            #[inline(always)] fn ceil_(self) -> Self { self }
+            #[inline(always)] fn round_(self) -> Self { self }
+            #[inline(always)] fn sign_(self) -> Self { $sign(self) }
+        }
+    )*};
+}
+int_rounding!(
+    i8: i8::signum, i16: i16::signum, i32: i32::signum, i64: i64::signum,
+    u8: |x: u8| x.min(1), u16: |x: u16| x.min(1), u32: |x: u32| x.min(1), u64: |x: u64| x.min(1)
+);
+
+macro_rules! float_rounding {
+    ($($t:ty: $to:expr, $from:expr),*) => {$(
+        impl Rounding for $t {
+            #[inline(always)] fn floor_(self) -> Self { $from($to(self).floor()) }
+            #[inline(always)] fn ceil_(self) -> Self { $from($to(self).ceil()) }
+            #[inline(always)] fn round_(self) -> Self { $from($to(self).round_ties_even()) }
+            #[inline(always)] fn sign_(self) -> Self {
+                let x = $to(self);
+                $from(if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { x })
+            }
+        }
+    )*};
+}
+float_rounding!(
+    f32: |x: f32| x, |x: f32| x,
+    f64: |x: f64| x, |x: f64| x,
+    f16: f16::to_f32, f16::from_f32,
+    bf16: bf16::to_f32, bf16::from_f32
+);
+
+/// NumPy 2's sign of a complex number: `z / |z|`, and 0 for 0.
+pub(crate) trait ComplexSign: Copy {
+    fn sign_(self) -> Self;
+}
+macro_rules! complex_sign {
+    ($($t:ty),*) => {$(
+        impl ComplexSign for $t {
+            #[inline(always)]
+            fn sign_(self) -> Self {
+                let n = self.norm();
+                if n == 0.0 { self } else { self / n }
+            }
+        }
+    )*};
+}
+complex_sign!(Complex32, Complex64);
 
 /// Dispatches `$dtype` over a set of dtypes, binding `$t` to the element type; any other
 /// dtype evaluates `$else`.

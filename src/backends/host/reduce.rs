@@ -103,6 +103,23 @@ impl<T: SumAcc> Reducer<T> for Sum {
     }
 }
 
+struct Prod;
+impl<T: SumAcc> Reducer<T> for Prod {
+    type Acc = T::Acc;
+    fn init(&self) -> T::Acc {
+        T::Acc::ONE
+    }
+    fn fold(&self, acc: T::Acc, v: T) -> T::Acc {
+        acc.mul(v.widen())
+    }
+    fn combine(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        a.mul(b)
+    }
+    fn finish(&self, acc: T::Acc) -> T {
+        T::narrow(acc)
+    }
+}
+
 struct Extreme {
     max: bool,
 }
@@ -154,6 +171,9 @@ pub(crate) fn reduce(
     match op {
         ReduceOp::Sum => dispatch_arith!(dt, T => {
             run(dev, be.view::<T>(x)?, axes, &Sum)
+        }, else Err(no())),
+        ReduceOp::Prod => dispatch_arith!(dt, T => {
+            run(dev, be.view::<T>(x)?, axes, &Prod)
         }, else Err(no())),
         ReduceOp::Max | ReduceOp::Min => {
             let max = op == ReduceOp::Max;

@@ -64,6 +64,15 @@ fn unary_expr(op: UnaryOp, ty: &str) -> Option<String> {
         // Clamped: tanh as (e^2x - 1) / (e^2x + 1) overflows to NaN on some drivers.
         (Tanh, "f32") => "select(tanh(clamp(a, -20.0, 20.0)), a, is_nan(a))".into(),
         (LogicalNot, "bool") => "!a".into(),
+        (Floor, "f32") => "floor(a)".into(),
+        (Ceil, "f32") => "ceil(a)".into(),
+        // WGSL's `round` rounds half to even, as NumPy's.
+        (Round, "f32") => "round(a)".into(),
+        (Floor | Ceil | Round, "i32" | "u32") => "a".into(),
+        // NaN and ±0 are their own sign.
+        (Sign, "f32") => "select(select(a, -1.0, a < 0.0), 1.0, a > 0.0)".into(),
+        (Sign, "i32") => "sign(a)".into(),
+        (Sign, "u32") => "select(0u, 1u, a > 0u)".into(),
         _ => return None,
     };
     Some(e)

@@ -43,6 +43,38 @@ pub(crate) fn unary(op: UnaryOp, dt: DType, a: &str) -> Option<String> {
             Kind::Bool => format!("(!{a})"),
             _ => return None,
         },
+        UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round => {
+            // `rint` rounds half to even, as NumPy's `round`.
+            let f = match op {
+                UnaryOp::Floor => "floor",
+                UnaryOp::Ceil => "ceil",
+                _ => "rint",
+            };
+            match k {
+                Kind::Bool => return None,
+                Kind::Int | Kind::UInt => a.to_string(),
+                Kind::Float => format!("{}({a})", math(dt, f)),
+                Kind::Complex if op == UnaryOp::Round => {
+                    let r = if dt == DType::Complex64 {
+                        "rintf"
+                    } else {
+                        "rint"
+                    };
+                    format!("mk({r}({a}.re), {r}({a}.im), {a})")
+                }
+                Kind::Complex => return None,
+            }
+        }
+        UnaryOp::Sign => {
+            let t = compute(dt);
+            match k {
+                Kind::Bool => return None,
+                Kind::Int => format!("(({t})(({a} > 0) - ({a} < 0)))"),
+                Kind::UInt => format!("(({t})({a} > 0))"),
+                Kind::Float => format!("({a} > 0 ? ({t})1 : ({a} < 0 ? ({t})-1 : {a}))"),
+                Kind::Complex => format!("cx_sign({a})"),
+            }
+        }
         UnaryOp::Exp
         | UnaryOp::Log
         | UnaryOp::Sqrt
@@ -241,7 +273,9 @@ pub(crate) fn reduce_identity(op: ReduceOp, acc: DType) -> Option<String> {
     let t = compute(acc);
     let k = acc.kind();
     Some(match (op, k) {
-        (ReduceOp::Sum, Kind::Bool) => return None,
+        (ReduceOp::Sum | ReduceOp::Prod, Kind::Bool) => return None,
+        (ReduceOp::Prod, Kind::Complex) => format!("mk(1, 0, {t}())"),
+        (ReduceOp::Prod, _) => format!("({t})1"),
         (ReduceOp::Sum, Kind::Complex) => format!("mk(0, 0, {t}())"),
         (ReduceOp::Sum, _) => format!("({t})0"),
         (_, Kind::Complex) => return None,
@@ -260,6 +294,7 @@ pub(crate) fn reduce_identity(op: ReduceOp, acc: DType) -> Option<String> {
 pub(crate) fn reduce_combine(op: ReduceOp, acc: DType, x: &str, y: &str) -> String {
     let bop = match op {
         ReduceOp::Sum => BinaryOp::Add,
+        ReduceOp::Prod => BinaryOp::Mul,
         ReduceOp::Max => BinaryOp::Maximum,
         ReduceOp::Min => BinaryOp::Minimum,
     };
