@@ -835,3 +835,60 @@ fn composed_ops_on_every_backend() {
         .unwrap();
     assert_eq!(s.ones_like().unwrap().sharding(), s.sharding());
 }
+
+#[test]
+fn where_chooses_elementwise_with_broadcasting_and_promotion() {
+    for dev in host_devices() {
+        let c = Array::from_vec(vec![true, false, true, false, false, true], &[2, 3])
+            .unwrap()
+            .to_device(&dev)
+            .unwrap();
+        for &dtype in &DType::ALL {
+            let xs = values(dtype, false);
+            let x = from_scalars(&xs[..3], &[3], dtype, &dev);
+            let y = from_scalars(&values(dtype, true)[..1], &[1], dtype, &dev);
+            let got = c
+                .where_cond(&x, &y)
+                .unwrap_or_else(|e| panic!("where {dtype}: {e}"));
+            assert_eq!(got.dtype(), dtype);
+            let want: Vec<Scalar> = [0, 1, 2, 0, 1, 2]
+                .iter()
+                .zip([true, false, true, false, false, true])
+                .map(|(&j, t)| if t { xs[j] } else { values(dtype, true)[0] })
+                .collect();
+            assert_close(
+                &format!("where {dtype} on {dev}"),
+                dtype,
+                &to_scalars(&got),
+                &want,
+            );
+        }
+        // Promotion of the values, a non-bool condition refused, shapes checked.
+        let i = Array::from_vec(vec![1i32, 2, 3], &[3])
+            .unwrap()
+            .to_device(&dev)
+            .unwrap();
+        let f = Array::from_vec(vec![0.5f64], &[1])
+            .unwrap()
+            .to_device(&dev)
+            .unwrap();
+        let r = c.where_cond(&i, &f).unwrap();
+        assert_eq!(r.dtype(), DType::F64);
+        assert_eq!(
+            r.to_vec::<f64>().unwrap(),
+            vec![1.0, 0.5, 3.0, 0.5, 0.5, 3.0]
+        );
+        assert!(matches!(
+            i.where_cond(&i, &i),
+            Err(dlarray::Error::DTypeMismatch { .. })
+        ));
+        let bad = Array::from_vec(vec![1i32, 2], &[2])
+            .unwrap()
+            .to_device(&dev)
+            .unwrap();
+        assert!(matches!(
+            c.where_cond(&bad, &i),
+            Err(dlarray::Error::ShapeMismatch { .. })
+        ));
+    }
+}

@@ -237,6 +237,41 @@ fn binary_ops_match_cpu_with_strides_and_broadcasting() {
 }
 
 #[test]
+fn where_matches_cpu_with_strides_and_broadcasting() {
+    for dev in gpus() {
+        let cond_c = from_scalars(&values(DType::Bool, 30, 3), &[5, 6], DType::Bool, &cpu());
+        let cond_g = cond_c.to_device(&dev).unwrap();
+        for dtype in DType::ALL {
+            let a_c = from_scalars(&values(dtype, 30, 0), &[5, 6], dtype, &cpu());
+            let r_c = from_scalars(&values(dtype, 6, 2), &[1, 6], dtype, &cpu());
+            let (a_g, r_g) = (a_c.to_device(&dev).unwrap(), r_c.to_device(&dev).unwrap());
+            let what = format!("where {dtype} on {dev}");
+            same(
+                &what,
+                &dev,
+                &[dtype],
+                cond_c.where_cond(&a_c, &r_c),
+                cond_g.where_cond(&a_g, &r_g),
+            );
+            let (tc, tg) = (a_c.t().unwrap(), a_g.t().unwrap());
+            same(
+                &format!("{what} transposed"),
+                &dev,
+                &[dtype],
+                cond_c
+                    .t()
+                    .unwrap()
+                    .where_cond(&tc, &tc.neg().unwrap_or(tc.clone())),
+                cond_g
+                    .t()
+                    .unwrap()
+                    .where_cond(&tg, &tg.neg().unwrap_or(tg.clone())),
+            );
+        }
+    }
+}
+
+#[test]
 fn unary_ops_match_cpu() {
     for dev in gpus() {
         for dtype in DType::ALL {

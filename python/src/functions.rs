@@ -276,6 +276,38 @@ binary!(
     logical_or => LogicalOr, logical_xor => LogicalXor,
 );
 
+/// An operand of `where`: an array as it is, a Python scalar weakly typed by `other` (the
+/// array on the other side, when there is one), as NEP 50 promotes it.
+fn where_operand(x: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<Array> {
+    if let Ok(a) = x.cast::<PyArray>() {
+        return Ok(a.get().0.clone());
+    }
+    let dtype = match other.cast::<PyArray>() {
+        Ok(o) if x.is_instance_of::<pyo3::types::PyFloat>() && !o.get().0.dtype().is_inexact() => {
+            None
+        }
+        Ok(o) => Some(pyo3::types::PyString::new(x.py(), o.get().0.dtype().name())),
+        Err(_) => None,
+    };
+    Ok(crate::asarray(x, None, dtype.as_ref().map(|d| d.as_any()))?.0)
+}
+
+/// `where(condition, x1, x2)`: `x1` where `condition` holds, else `x2`, broadcast together.
+#[pyfunction]
+#[pyo3(name = "where")]
+pub fn where_(
+    py: Python<'_>,
+    condition: &Bound<'_, PyAny>,
+    x1: &Bound<'_, PyAny>,
+    x2: &Bound<'_, PyAny>,
+) -> PyResult<PyArray> {
+    let c = crate::asarray(condition, None, None)?.0;
+    let (a, b) = (where_operand(x1, x2)?, where_operand(x2, x1)?);
+    py.detach(|| c.where_cond(&a, &b))
+        .map(PyArray)
+        .map_err(to_py)
+}
+
 /// The reduced array with the reduced axes put back as size 1 (`keepdims=True`).
 fn keep(x: &Array, r: Array, axes: &dlarray::Axes) -> dlarray::Result<Array> {
     let nd = x.ndim();
@@ -453,6 +485,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(round, m)?,
         wrap_pyfunction!(sign, m)?,
         wrap_pyfunction!(prod, m)?,
+        wrap_pyfunction!(where_, m)?,
     ] {
         m.add_function(f)?;
     }

@@ -272,3 +272,16 @@ def test_rounding_sign_and_prod_follow_numpy():
     with pytest.raises(Exception):
         dlarray.floor(dlarray.asarray(np.array([True])))
     assert np.asarray(round(x)).tolist()[:6] == [-2.0, -2.0, -0.0, 0.0, 2.0, 2.0]
+
+
+def test_where_broadcasts_and_promotes_weakly():
+    c = np.array([[True, False, True], [False, True, False]])
+    x = np.arange(3, dtype=np.float32)
+    got = dlarray.where(dlarray.asarray(c), dlarray.asarray(x), 0)
+    assert got.dtype == "float32"
+    np.testing.assert_array_equal(np.asarray(got), np.where(c, x, np.float32(0)))
+    i = dlarray.asarray(np.array([1, 2, 3], dtype=np.int16))
+    assert dlarray.where(dlarray.asarray(c), i, -1).dtype == "int16"
+    assert dlarray.where(dlarray.asarray(c), i, 0.5).dtype == "float64"
+    with pytest.raises(Exception):
+        dlarray.where(dlarray.asarray(np.ones(3, np.int8)), i, i)

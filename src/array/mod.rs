@@ -11,6 +11,7 @@ pub mod format;
 mod matmul;
 mod ops;
 pub mod scalar_ops;
+mod select;
 mod shard_views;
 pub mod sharding;
 mod transfer;

@@ -93,7 +93,7 @@ pub(super) fn targets_of(a: &Array) -> Vec<Target> {
 }
 
 /// `region` of an output of `out_ndim` axes, as seen by an operand of `shape` broadcast to it.
-fn broadcast_region(region: &[Range<usize>], shape: &[usize]) -> Vec<Range<usize>> {
+pub(super) fn broadcast_region(region: &[Range<usize>], shape: &[usize]) -> Vec<Range<usize>> {
     let lead = region.len() - shape.len();
     shape
         .iter()
@@ -109,7 +109,7 @@ fn broadcast_region(region: &[Range<usize>], shape: &[usize]) -> Vec<Range<usize
         .collect()
 }
 
-fn shard_out(
+pub(super) fn shard_out(
     t: &Target,
     buffer: std::sync::Arc<dyn crate::backends::DeviceBuffer>,
 ) -> Result<ShardData> {

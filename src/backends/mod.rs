@@ -151,6 +151,18 @@ pub trait Backend: Send + Sync + Debug {
     fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Arc<dyn DeviceBuffer>>;
     /// Elementwise conversion to `to`.
     fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<Arc<dyn DeviceBuffer>>;
+    /// Elementwise `cond ? a : b` (the array API's `where`): `cond` is bool, `a` and `b` have
+    /// one dtype, and all three one shape (broadcast with zero strides); the output has `a`'s
+    /// dtype. The default is `Unsupported`.
+    fn select(
+        &self,
+        cond: TensorRef<'_>,
+        a: TensorRef<'_>,
+        b: TensorRef<'_>,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let _ = (cond, b);
+        Err(Error::unsupported(self.name(), "where", a.dtype))
+    }
     /// Waits until all work queued on `device` has finished (eager backends return at once)
     /// and returns the first asynchronous error since the previous call.
     fn synchronize(&self, _device: usize) -> Result<()> {

@@ -11,6 +11,8 @@ pub enum MapOp {
     Binary(BinaryOp),
     /// Conversion to the output dtype (a strided copy when the dtypes are equal).
     Cast,
+    /// `where`: a bool condition, then two operands of the input dtype.
+    Select,
 }
 
 impl MapOp {
@@ -18,7 +20,16 @@ impl MapOp {
     pub fn arity(self) -> usize {
         match self {
             MapOp::Binary(_) => 2,
+            MapOp::Select => 3,
             _ => 1,
+        }
+    }
+    /// The dtype of operand `k` for an op on `input` (the condition of `where` is bool).
+    pub fn operand_dtype(self, k: usize, input: crate::dtype::DType) -> crate::dtype::DType {
+        if self == MapOp::Select && k == 0 {
+            crate::dtype::DType::Bool
+        } else {
+            input
         }
     }
     pub fn name(self) -> &'static str {
@@ -26,6 +37,7 @@ impl MapOp {
             MapOp::Unary(op) => op.name(),
             MapOp::Binary(op) => op.name(),
             MapOp::Cast => "cast",
+            MapOp::Select => "where",
         }
     }
 }

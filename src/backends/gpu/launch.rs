@@ -53,12 +53,16 @@ pub(crate) fn map<D: Driver>(
     output: DType,
 ) -> Result<GpuBuffer<D>> {
     dev.check()?;
-    let input = inputs[0].dtype;
-    if inputs.iter().any(|t| t.dtype != input) {
+    let input = inputs[inputs.len() - 1].dtype;
+    if let Some((k, t)) = inputs
+        .iter()
+        .enumerate()
+        .find(|(k, t)| t.dtype != op.operand_dtype(*k, input))
+    {
         return Err(Error::DTypeMismatch {
             op: "kernel input",
-            expected: input.to_string(),
-            got: inputs[1].dtype,
+            expected: op.operand_dtype(k, input).to_string(),
+            got: t.dtype,
         });
     }
     match (op, codegen::map_output(op, input)) {

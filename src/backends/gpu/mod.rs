@@ -296,6 +296,25 @@ impl<D: Driver> Backend for GpuBackend<D> {
         let b = self.buffer(&x)?;
         Ok(Arc::new(launch::map(&b.dev, MapOp::Cast, &[x], &[b], to)?))
     }
+    fn select(
+        &self,
+        cond: TensorRef<'_>,
+        a: TensorRef<'_>,
+        b: TensorRef<'_>,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        crate::backends::host::select_operands(&cond, &a, &b)?;
+        let bufs = [self.buffer(&cond)?, self.buffer(&a)?, self.buffer(&b)?];
+        if bufs.iter().any(|x| x.dev.index != bufs[1].dev.index) {
+            return Err(Error::invalid("where: operands on different devices"));
+        }
+        Ok(Arc::new(launch::map(
+            &bufs[1].dev,
+            MapOp::Select,
+            &[cond, a, b],
+            &bufs,
+            a.dtype,
+        )?))
+    }
     fn synchronize(&self, device: usize) -> Result<()> {
         self.device(device)?.synchronize()
     }

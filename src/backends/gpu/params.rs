@@ -31,9 +31,20 @@ impl MapParams {
                 let (s, [a]) = coalesce(shape, [layouts[0].strides()]);
                 (s, vec![a.to_vec()])
             }
-            _ => {
+            2 => {
                 let (s, [a, b]) = coalesce(shape, [layouts[0].strides(), layouts[1].strides()]);
                 (s, vec![a.to_vec(), b.to_vec()])
+            }
+            _ => {
+                let (s, [a, b, c]) = coalesce(
+                    shape,
+                    [
+                        layouts[0].strides(),
+                        layouts[1].strides(),
+                        layouts[2].strides(),
+                    ],
+                );
+                (s, vec![a.to_vec(), b.to_vec(), c.to_vec()])
             }
         };
         MapParams {

@@ -123,6 +123,22 @@ fn every_elementwise_op_and_cast_matches_the_cpu_on_strided_inputs() {
                 same(&g.binary(op, &gy), &x.binary(op, &y), &format!("{op} {dt}"));
             }
         }
+        // where, with a strided condition and broadcast values.
+        let cond = sample(DType::Bool, 24)
+            .reshape(&[2, 3, 4])
+            .unwrap()
+            .permute(&[0, 1, 2])
+            .unwrap();
+        let gc = cond.to_device(d).unwrap();
+        let (x0, r0) = (views[1].clone(), sample(dt, 4));
+        let (gx0, gr0) = (x0.to_device(d).unwrap(), r0.to_device(d).unwrap());
+        let cond_t = cond.permute(&[2, 0, 1]).unwrap();
+        let gc_t = gc.permute(&[2, 0, 1]).unwrap();
+        same(
+            &gc_t.where_cond(&gx0, &gr0.reshape(&[4, 1, 1]).unwrap()),
+            &cond_t.where_cond(&x0, &r0.reshape(&[4, 1, 1]).unwrap()),
+            &format!("where {dt}"),
+        );
         // Broadcasting: [2, 3, 4] with [4] and [3, 1].
         let (x, row) = (base.clone(), sample(dt, 4));
         let col = sample(dt, 3).reshape(&[3, 1]).unwrap();

@@ -1,13 +1,14 @@
 //! Elementwise kernels: which (op, dtype) pairs exist, and the per-element function of each.
 #![allow(clippy::bool_comparison)] // generic comparisons instantiated for bool too
 
-use super::engine::{alloc_out, map1, map2, out_ptr};
+use super::engine::{alloc_out, map1, map2, out_ptr, out_slice, par_ranges};
 use super::math::{Arith, ComplexSign, Real, Rounding, Transcendental, dispatch, dispatch_arith};
 use super::{HostBackend, HostBuffer, HostDevice};
 use crate::backends::op::expect_out;
 use crate::backends::{BinaryOp, TensorRef, UnaryOp};
 use crate::dtype::{DType, Element};
 use crate::error::Result;
+use crate::layout::{coalesce, contiguous_strides, for_each_run};
 use num_complex::{Complex32, Complex64};
 
 fn run1<T: Element, U: Element>(
@@ -159,4 +160,48 @@ pub(crate) fn binary(
             _ => Err(no()),
         },
     }
+}
+
+/// `cond ? a : b` elementwise over one shape (any strides).
+pub(crate) fn select(
+    be: &HostBackend,
+    dev: &HostDevice,
+    cond: TensorRef<'_>,
+    a: TensorRef<'_>,
+    b: TensorRef<'_>,
+) -> Result<HostBuffer> {
+    crate::with_dtype!(a.dtype, T => {
+        let (vc, va, vb) = (be.view::<bool>(cond)?, be.view::<T>(a)?, be.view::<T>(b)?);
+        let shape = va.layout.shape();
+        let n = va.layout.size();
+        let mut out = alloc_out::<T>(dev, n)?;
+        let o = out_ptr(&mut out);
+        let os = contiguous_strides(shape);
+        let (cshape, [sc, sa, sb, so]) = coalesce(
+            shape,
+            [vc.layout.strides(), va.layout.strides(), vb.layout.strides(), &os],
+        );
+        let base = [
+            vc.layout.offset() as isize,
+            va.layout.offset() as isize,
+            vb.layout.offset() as isize,
+            0,
+        ];
+        par_ranges(dev, n, |r| {
+            for_each_run(&cshape, [&sc, &sa, &sb, &so], base, r, |[co, ao, bo, oo], len, [ci, ai, bi, _]| {
+                // SAFETY: output offsets of a row-major walk are oo..oo+len, inside `out`.
+                let os = unsafe { out_slice(o, &(oo as usize..oo as usize + len)) };
+                for (j, slot) in os.iter_mut().enumerate() {
+                    let j = j as isize;
+                    // SAFETY: element j of a run the layouts' walk produced, for operands
+                    // whose inner strides are (ci, ai, bi).
+                    let v = unsafe {
+                        if vc.at(co + j * ci) { va.at(ao + j * ai) } else { vb.at(bo + j * bi) }
+                    };
+                    slot.write(v);
+                }
+            });
+        });
+        Ok(out)
+    })
 }

@@ -333,4 +333,51 @@ impl Backend for HostBackend {
         let dev = self.device_of(&x)?;
         cast::cast(self, dev, x, to).map(finish)
     }
+
+    fn select(
+        &self,
+        cond: TensorRef<'_>,
+        a: TensorRef<'_>,
+        b: TensorRef<'_>,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        select_operands(&cond, &a, &b)?;
+        if [&cond, &b]
+            .iter()
+            .any(|t| t.buffer.device_index() != a.buffer.device_index())
+        {
+            return Err(Error::invalid("where: operands on different devices"));
+        }
+        let dev = self.device_of(&a)?;
+        elementwise::select(self, dev, cond, a, b).map(finish)
+    }
+}
+
+/// Checks what every backend's `select` requires: a bool condition, one value dtype, one
+/// shape.
+pub(crate) fn select_operands(
+    cond: &TensorRef<'_>,
+    a: &TensorRef<'_>,
+    b: &TensorRef<'_>,
+) -> Result<()> {
+    if cond.dtype != DType::Bool || a.dtype != b.dtype {
+        return Err(Error::DTypeMismatch {
+            op: "where",
+            expected: format!("a bool condition and two {} operands", a.dtype),
+            got: if cond.dtype != DType::Bool {
+                cond.dtype
+            } else {
+                b.dtype
+            },
+        });
+    }
+    for t in [cond, b] {
+        if !crate::layout::same_shape(t.layout.shape(), a.layout.shape()) {
+            return Err(Error::ShapeMismatch {
+                op: "where",
+                lhs: a.layout.shape().to_vec(),
+                rhs: t.layout.shape().to_vec(),
+            });
+        }
+    }
+    Ok(())
 }

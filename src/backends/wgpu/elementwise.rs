@@ -145,7 +145,7 @@ fn cast_expr(from: &str, to: &str) -> String {
 }
 
 fn kernel(key: String, inputs: &[Elem], out: Elem, result_ty: &str, expr: &str) -> MapKernel {
-    let params: Vec<String> = ["a", "b"]
+    let params: Vec<String> = ["a", "b", "c"]
         .iter()
         .zip(inputs)
         .map(|(n, e)| format!("{n}: {}", e.ty))
@@ -190,6 +190,12 @@ pub(crate) fn binary(op: BinaryOp, x: Elem, out: Elem) -> Option<MapKernel> {
     let expr = binary_expr(op, x.ty)?;
     let key = format!("binary-{op}-{}-{}", x.dtype, out.dtype);
     Some(kernel(key, &[x, x], out, out.ty, &expr))
+}
+
+/// The kernel of `where`: `cond ? x : y` (WGSL's `select(false_value, true_value, cond)`).
+pub(crate) fn select(cond: Elem, x: Elem) -> MapKernel {
+    let key = format!("select-{}", x.dtype);
+    kernel(key, &[cond, x, x], x, x.ty, "select(c, b, a)")
 }
 
 /// The kernel converting `x` to `out`.

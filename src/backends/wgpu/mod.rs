@@ -379,6 +379,20 @@ impl WgpuBackend {
         done(self.map(op.name(), &kernel, &[a, b], out.size_in_bytes())?)
     }
 
+    fn select_raw(
+        &self,
+        cond: TensorRef<'_>,
+        a: TensorRef<'_>,
+        b: TensorRef<'_>,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        crate::backends::host::select_operands(&cond, &a, &b)?;
+        let ctx = self.ctx(self.buffer(&a)?.device)?;
+        let e = self.elem(ctx, "where", a.dtype)?;
+        let c = self.elem(ctx, "where", DType::Bool)?;
+        let kernel = elementwise::select(c, e);
+        done(self.map("where", &kernel, &[cond, a, b], a.dtype.size_in_bytes())?)
+    }
+
     fn reduce_raw(
         &self,
         op: ReduceOp,
@@ -611,6 +625,15 @@ impl Backend for WgpuBackend {
         out: DType,
     ) -> Result<Arc<dyn DeviceBuffer>> {
         self.guard(self.device_of(&a), || self.binary_raw(op, a, b, out))
+    }
+
+    fn select(
+        &self,
+        cond: TensorRef<'_>,
+        a: TensorRef<'_>,
+        b: TensorRef<'_>,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        self.guard(self.device_of(&a), || self.select_raw(cond, a, b))
     }
 
     fn reduce(

@@ -35,6 +35,7 @@ pub(crate) fn map_output(op: MapOp, dt: DType) -> Option<DType> {
             Some(if b.is_comparison() { DType::Bool } else { dt })
         }
         MapOp::Cast => None,
+        MapOp::Select => Some(dt),
     }
 }
 
@@ -128,6 +129,8 @@ fn map(
         MapOp::Unary(u) => store(output, &ops::unary(u, input, &a)?),
         MapOp::Binary(bo) => store(output, &ops::binary(bo, input, &a, &b)?),
         MapOp::Cast => ops::cast_store(input, output, &a),
+        // Stored values are chosen as they are: no conversion.
+        MapOp::Select => "(in0[o0] != 0 ? in1[o1] : in2[o2])".to_string(),
     };
     if map_output(op, input).is_some_and(|o| o != output) {
         return None;
@@ -139,7 +142,12 @@ fn map(
     array_field(out, "i64", "offset", &[arity]);
     let _ = writeln!(out, "}};");
     let ins: String = (0..arity)
-        .map(|k| format!(", const {} *__restrict__ in{k}", storage(input)))
+        .map(|k| {
+            format!(
+                ", const {} *__restrict__ in{k}",
+                storage(op.operand_dtype(k, input))
+            )
+        })
         .collect();
     let _ = writeln!(
         out,
@@ -347,6 +355,12 @@ pub fn all_specs(max_rank: u8) -> Vec<KernelSpec> {
                     });
                 }
             }
+            specs.push(KernelSpec::Map {
+                op: MapOp::Select,
+                input: dt,
+                output: dt,
+                rank,
+            });
             for &to in &DType::ALL {
                 specs.push(KernelSpec::Map {
                     op: MapOp::Cast,

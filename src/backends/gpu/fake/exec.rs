@@ -131,26 +131,24 @@ pub(super) fn run(s: &State, spec: KernelSpec, args: &[KernelArg]) -> Result<(),
             let bufs = (0..arity)
                 .map(|k| view(s, ptr_arg(args, 2 + k)?))
                 .collect::<Result<Vec<_>, String>>()?;
-            let item = input.size_in_bytes();
+            // The condition of `where` is bool; every other operand has the input dtype.
+            let dts: Vec<DType> = (0..arity).map(|k| op.operand_dtype(k, input)).collect();
             let layouts = (0..arity)
                 .map(|k| {
-                    layout(
-                        &p.shape,
-                        &p.strides[k],
-                        p.offsets[k],
-                        bufs[k].len_bytes() / item,
-                    )
+                    let elements = bufs[k].len_bytes() / dts[k].size_in_bytes();
+                    layout(&p.shape, &p.strides[k], p.offsets[k], elements)
                 })
                 .collect::<Result<Vec<_>, String>>()?;
             let t = |k: usize| TensorRef {
                 buffer: &bufs[k],
                 layout: &layouts[k],
-                dtype: input,
+                dtype: dts[k],
             };
             let r = match op {
                 MapOp::Unary(u) => cpu.unary(u, t(0), output),
                 MapOp::Binary(b) => cpu.binary(b, t(0), t(1), output),
                 MapOp::Cast => cpu.cast(t(0), output),
+                MapOp::Select => cpu.select(t(0), t(1), t(2)),
             }
             .map_err(e)?;
             store(s, out, &*r, output, p.n as usize)
