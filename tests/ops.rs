@@ -892,3 +892,113 @@ fn where_chooses_elementwise_with_broadcasting_and_promotion() {
         ));
     }
 }
+
+#[test]
+fn concatenate_stack_and_split() {
+    let mut devs = host_devices();
+    devs.extend(
+        dlarray::backends::devices()
+            .unwrap()
+            .into_iter()
+            .filter(|d| d.backend().name() == "wgpu"),
+    );
+    for dev in devs {
+        let a = Array::from_vec((0..6).map(|i| i as f32).collect::<Vec<_>>(), &[2, 3]).unwrap();
+        // int16 promotes with float32 to float32 (NumPy); wgpu has no int16 kernels.
+        let b = if dev.kernel_dtypes().contains(&DType::I16) {
+            Array::from_vec(vec![10i16, 11, 12], &[1, 3]).unwrap()
+        } else {
+            Array::from_vec(vec![10f32, 11., 12.], &[1, 3]).unwrap()
+        };
+        let (a, b) = (a.to_device(&dev).unwrap(), b.to_device(&dev).unwrap());
+        let c = Array::concatenate(&[&a, &b], 0).unwrap();
+        assert_eq!(
+            (c.shape(), c.dtype()),
+            (&[3usize, 3][..], DType::F32),
+            "{dev}"
+        );
+        assert_eq!(
+            c.to_vec::<f32>().unwrap(),
+            vec![0., 1., 2., 3., 4., 5., 10., 11., 12.]
+        );
+        // Along the last axis, with a transposed (strided) operand.
+        let t = Array::concatenate(&[&a.t().unwrap(), &a.t().unwrap()], -1).unwrap();
+        assert_eq!(t.shape(), &[3, 4]);
+        assert_eq!(
+            t.to_vec::<f32>().unwrap(),
+            vec![0., 3., 0., 3., 1., 4., 1., 4., 2., 5., 2., 5.]
+        );
+        assert!(matches!(
+            Array::concatenate(&[&a, &b.t().unwrap()], 0),
+            Err(dlarray::Error::ShapeMismatch { .. })
+        ));
+        let s = Array::stack(&[&a, &a], 1).unwrap();
+        assert_eq!(s.shape(), &[2, 2, 3]);
+        assert_eq!(
+            s.index_axis(1, 1).unwrap().to_vec::<f32>().unwrap(),
+            a.to_vec::<f32>().unwrap()
+        );
+        let parts = c.split(3, 0).unwrap();
+        assert_eq!(parts.len(), 3);
+        assert_eq!(parts[2].to_vec::<f32>().unwrap(), vec![10., 11., 12.]);
+        let uneven = c.split_at_indices(&[1, 5], 1).unwrap();
+        assert_eq!(
+            uneven.iter().map(|p| p.shape()[1]).collect::<Vec<_>>(),
+            vec![1, 2, 0]
+        );
+        assert!(c.split(2, 0).is_err());
+    }
+}
+
+/// Integer results as i64 on the CPU (wgpu computes them in 32 bits).
+fn ints(a: dlarray::Result<Array>) -> dlarray::Result<Vec<i64>> {
+    let cpu = dlarray::backends::get_device("cpu:0")?;
+    a?.to_device(&cpu)?.astype(DType::I64)?.to_vec::<i64>()
+}
+
+#[test]
+fn argmax_argmin_and_cumsum() {
+    let mut devs = host_devices();
+    devs.extend(
+        dlarray::backends::devices()
+            .unwrap()
+            .into_iter()
+            .filter(|d| d.backend().name() == "wgpu"),
+    );
+    for dev in devs {
+        let x = Array::from_vec(vec![3.0f32, 7.0, 7.0, -1.0, f32::NAN, 2.0], &[2, 3])
+            .unwrap()
+            .to_device(&dev)
+            .unwrap();
+        assert_eq!(ints(x.argmax(Some(1))).unwrap(), vec![1, 1], "{dev}");
+        assert_eq!(ints(x.argmin(Some(1))).unwrap(), vec![0, 1], "{dev}");
+        assert_eq!(ints(x.argmax(None)).unwrap(), vec![4]);
+        assert_eq!(ints(x.argmin(Some(0))).unwrap(), vec![1, 1, 1]);
+        let i = Array::from_vec(vec![5i32, -2, 9, 9], &[4])
+            .unwrap()
+            .to_device(&dev)
+            .unwrap();
+        assert_eq!(ints(i.argmax(Some(0))).unwrap(), vec![2]);
+        assert!(
+            Array::from_vec(Vec::<f32>::new(), &[0])
+                .unwrap()
+                .argmax(None)
+                .is_err()
+        );
+        let c = i.cumsum(None).unwrap();
+        assert!(matches!(c.dtype(), DType::I64 | DType::I32), "{dev}");
+        assert_eq!(ints(Ok(c)).unwrap(), vec![5, 3, 12, 21]);
+        let m = Array::from_vec((1..=10).collect::<Vec<u32>>(), &[2, 5])
+            .unwrap()
+            .to_device(&dev)
+            .unwrap();
+        assert_eq!(
+            ints(m.cumsum(Some(1))).unwrap(),
+            vec![1, 3, 6, 10, 15, 6, 13, 21, 30, 40]
+        );
+        assert_eq!(
+            ints(m.cumsum(Some(0))).unwrap(),
+            vec![1, 2, 3, 4, 5, 7, 9, 11, 13, 15]
+        );
+    }
+}

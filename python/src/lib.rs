@@ -9,6 +9,7 @@ mod exchange;
 mod functions;
 mod indexing;
 mod info;
+mod joins;
 
 use array::PyArray;
 use dlarray::{Array, DlpackPolicy};
@@ -279,6 +280,7 @@ fn dlarray_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(set_dlpack_policy, m)?)?;
     functions::register(m)?;
+    joins::register(m)?;
     info::register(m)?;
     // The dtypes by name (`dlarray.float32 == a.dtype`), as the array API's namespace has them.
     for d in dlarray::DType::ALL {

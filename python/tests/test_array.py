@@ -285,3 +285,30 @@ def test_where_broadcasts_and_promotes_weakly():
     assert dlarray.where(dlarray.asarray(c), i, 0.5).dtype == "float64"
     with pytest.raises(Exception):
         dlarray.where(dlarray.asarray(np.ones(3, np.int8)), i, i)
+
+
+def test_concat_stack_unstack_argmax_and_cumulative_sum():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.full((1, 3), 7, dtype=np.int16)
+    x, y = dlarray.asarray(a), dlarray.asarray(b)
+    np.testing.assert_array_equal(np.asarray(dlarray.concat([x, y])), np.concatenate([a, b]))
+    np.testing.assert_array_equal(np.asarray(dlarray.concat([x, x], axis=None)),
+                                  np.concatenate([a, a], axis=None))
+    np.testing.assert_array_equal(np.asarray(dlarray.stack([x, x], axis=-1)), np.stack([a, a], -1))
+    parts = dlarray.unstack(x, axis=1)
+    assert len(parts) == 3 and np.asarray(parts[2]).tolist() == [2.0, 5.0]
+    n = np.array([[3.0, np.nan, 1.0], [0.5, 9.0, 9.0]])
+    z = dlarray.asarray(n)
+    for f in ["argmax", "argmin"]:
+        for axis in [None, 0, 1, -1]:
+            got = getattr(dlarray, f)(z, axis=axis)
+            np.testing.assert_array_equal(np.asarray(got), getattr(np, f)(n, axis=axis))
+        assert getattr(dlarray, f)(z, axis=1, keepdims=True).shape == (2, 1)
+    c = np.array([1, 2, 3, 4], dtype=np.int32)
+    got = dlarray.cumulative_sum(dlarray.asarray(c))
+    np.testing.assert_array_equal(np.asarray(got), np.cumsum(c))
+    got = dlarray.cumulative_sum(dlarray.asarray(a), axis=1, include_initial=True)
+    assert got.shape == (2, 4)
+    np.testing.assert_array_equal(np.asarray(got)[:, 1:], np.cumsum(a, axis=1))
+    with pytest.raises(ValueError):
+        dlarray.cumulative_sum(dlarray.asarray(a))

@@ -8,9 +8,11 @@
 mod composed;
 pub(crate) mod foreign;
 pub mod format;
+mod join;
 mod matmul;
 mod ops;
 pub mod scalar_ops;
+mod search;
 mod select;
 mod shard_views;
 pub mod sharding;

@@ -224,7 +224,7 @@ impl Array {
     /// `want`, or its 32-bit counterpart where a device holding this array has no kernels
     /// for it (wgpu has no 64-bit types): what JAX does with x64 disabled, so integer sums,
     /// means and true divisions work there.
-    fn on_devices(&self, want: DType) -> DType {
+    pub(super) fn on_devices(&self, want: DType) -> DType {
         let narrow = match want {
             DType::F64 => DType::F32,
             DType::I64 => DType::I32,

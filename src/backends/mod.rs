@@ -28,6 +28,7 @@
 //!    has a default body (`Err(Unsupported)` for ops), so a user's backend keeps compiling.
 
 mod buffer;
+mod concat;
 mod device;
 mod dlpack_caps;
 pub(crate) mod host;
@@ -162,6 +163,19 @@ pub trait Backend: Send + Sync + Debug {
     ) -> Result<Arc<dyn DeviceBuffer>> {
         let _ = (cond, b);
         Err(Error::unsupported(self.name(), "where", a.dtype))
+    }
+    /// The concatenation of `parts` (one dtype, shapes equal but along `axis`) along `axis`,
+    /// contiguous, in memory `kind` of `device`. The default gathers the parts through the
+    /// host: each part is downloaded once and the result written straight into the target's
+    /// memory (`upload_with`), which is right for host backends and correct everywhere.
+    fn concat(
+        &self,
+        parts: &[TensorRef<'_>],
+        axis: usize,
+        device: usize,
+        kind: MemoryKind,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        concat::through_host(self, parts, axis, device, kind)
     }
     /// Waits until all work queued on `device` has finished (eager backends return at once)
     /// and returns the first asynchronous error since the previous call.

@@ -718,3 +718,38 @@ fn pools_reuse_blocks_and_nothing_leaks() {
     assert!(c.host_allocs <= 2, "pinned blocks reused: {c:?}");
     drop(be);
 }
+
+#[test]
+fn composed_ops_concatenate_argmax_and_cumsum() {
+    let _g = serial();
+    let (_, devs) = fake();
+    let x = sample(DType::F32, 24).reshape(&[4, 6]).unwrap();
+    let g = x.to_device(&devs[2]).unwrap();
+    let both = |a: crate::Result<Array>, b: crate::Result<Array>, what: &str| same(&a, &b, what);
+    both(
+        Array::concatenate(&[&g, &g.t().unwrap().reshape(&[4, 6]).unwrap()], 1),
+        Array::concatenate(&[&x, &x.t().unwrap().reshape(&[4, 6]).unwrap()], 1),
+        "concat",
+    );
+    both(
+        Array::stack(&[&g, &g], 0),
+        Array::stack(&[&x, &x], 0),
+        "stack",
+    );
+    both(g.argmax(Some(1)), x.argmax(Some(1)), "argmax");
+    both(g.argmin(None), x.argmin(None), "argmin");
+    let i = sample(DType::I32, 24).reshape(&[4, 6]).unwrap();
+    both(
+        i.to_device(&devs[2]).unwrap().cumsum(Some(1)),
+        i.cumsum(Some(1)),
+        "cumsum",
+    );
+    let c = sample(DType::Bool, 24).reshape(&[4, 6]).unwrap();
+    both(
+        c.to_device(&devs[2])
+            .unwrap()
+            .where_cond(&g, &g.neg().unwrap()),
+        c.where_cond(&x, &x.neg().unwrap()),
+        "where",
+    );
+}

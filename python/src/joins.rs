@@ -1,0 +1,187 @@
+//! The array API's joining, searching and cumulative functions: `concat`, `stack`,
+//! `unstack`, `argmax`, `argmin`, `cumulative_sum`.
+
+use crate::{PyArray, to_py};
+use dlarray::Array;
+use pyo3::prelude::*;
+
+fn arrays(xs: &[Bound<'_, PyAny>]) -> PyResult<Vec<Array>> {
+    xs.iter()
+        .map(|x| crate::asarray(x, None, None).map(|a| a.0))
+        .collect()
+}
+
+/// `concat(arrays, /, *, axis=0)`; `axis=None` joins the flattened arrays.
+#[pyfunction]
+#[pyo3(signature = (arrays, /, *, axis=Some(0)))]
+pub fn concat(
+    py: Python<'_>,
+    arrays: Vec<Bound<'_, PyAny>>,
+    axis: Option<isize>,
+) -> PyResult<PyArray> {
+    let xs = self::arrays(&arrays)?;
+    py.detach(|| {
+        let flat;
+        let xs = match axis {
+            Some(_) => &xs,
+            None => {
+                flat = xs
+                    .iter()
+                    .map(|a| a.reshape(&[-1]))
+                    .collect::<dlarray::Result<Vec<_>>>()?;
+                &flat
+            }
+        };
+        let refs: Vec<&Array> = xs.iter().collect();
+        Array::concatenate(&refs, axis.unwrap_or(0))
+    })
+    .map(PyArray)
+    .map_err(to_py)
+}
+
+/// `stack(arrays, /, *, axis=0)`.
+#[pyfunction]
+#[pyo3(signature = (arrays, /, *, axis=0))]
+pub fn stack(py: Python<'_>, arrays: Vec<Bound<'_, PyAny>>, axis: isize) -> PyResult<PyArray> {
+    let xs = self::arrays(&arrays)?;
+    py.detach(|| Array::stack(&xs.iter().collect::<Vec<_>>(), axis))
+        .map(PyArray)
+        .map_err(to_py)
+}
+
+/// `unstack(x, /, *, axis=0)`: the views along `axis`, as a tuple.
+#[pyfunction]
+#[pyo3(signature = (x, /, *, axis=0))]
+pub fn unstack(x: PyRef<'_, PyArray>, axis: isize) -> PyResult<Vec<PyArray>> {
+    let a = &x.0;
+    let k = if axis < 0 {
+        axis + a.ndim() as isize
+    } else {
+        axis
+    };
+    let n = usize::try_from(k)
+        .ok()
+        .and_then(|k| a.shape().get(k).copied())
+        .ok_or_else(|| {
+            pyo3::exceptions::PyIndexError::new_err(format!(
+                "axis {axis} is out of bounds for array of dimension {}",
+                a.ndim()
+            ))
+        })?;
+    (0..n)
+        .map(|i| a.index_axis(k, i).map(PyArray).map_err(to_py))
+        .collect()
+}
+
+fn arg(
+    py: Python<'_>,
+    x: &Array,
+    axis: Option<isize>,
+    keepdims: bool,
+    max: bool,
+) -> PyResult<PyArray> {
+    py.detach(|| {
+        let r = if max {
+            x.argmax(axis)?
+        } else {
+            x.argmin(axis)?
+        };
+        if !keepdims {
+            return Ok(r);
+        }
+        let shape: Vec<isize> = match axis {
+            None => vec![1; x.ndim()],
+            Some(a) => {
+                let k = if a < 0 { a + x.ndim() as isize } else { a } as usize;
+                (0..x.ndim())
+                    .map(|d| if d == k { 1 } else { x.shape()[d] as isize })
+                    .collect()
+            }
+        };
+        r.reshape(&shape)
+    })
+    .map(PyArray)
+    .map_err(to_py)
+}
+
+/// `argmax(x, /, *, axis=None, keepdims=False)`.
+#[pyfunction]
+#[pyo3(signature = (x, /, *, axis=None, keepdims=false))]
+pub fn argmax(
+    py: Python<'_>,
+    x: PyRef<'_, PyArray>,
+    axis: Option<isize>,
+    keepdims: bool,
+) -> PyResult<PyArray> {
+    arg(py, &x.0, axis, keepdims, true)
+}
+
+/// `argmin(x, /, *, axis=None, keepdims=False)`.
+#[pyfunction]
+#[pyo3(signature = (x, /, *, axis=None, keepdims=false))]
+pub fn argmin(
+    py: Python<'_>,
+    x: PyRef<'_, PyArray>,
+    axis: Option<isize>,
+    keepdims: bool,
+) -> PyResult<PyArray> {
+    arg(py, &x.0, axis, keepdims, false)
+}
+
+/// `cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False)`: `axis` may be
+/// omitted only for one-dimensional arrays, as the array API says.
+#[pyfunction]
+#[pyo3(signature = (x, /, *, axis=None, dtype=None, include_initial=false))]
+pub fn cumulative_sum(
+    py: Python<'_>,
+    x: PyRef<'_, PyArray>,
+    axis: Option<isize>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    include_initial: bool,
+) -> PyResult<PyArray> {
+    let dtype = dtype.map(crate::dtype_arg::dtype_arg).transpose()?;
+    let a = x.0.clone();
+    if axis.is_none() && a.ndim() != 1 {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "cumulative_sum needs axis for arrays of more than one dimension",
+        ));
+    }
+    let axis = axis.unwrap_or(0);
+    py.detach(|| {
+        let a = match dtype {
+            Some(d) => a.astype(d)?,
+            None => a,
+        };
+        let s = a.cumsum(Some(axis))?;
+        if !include_initial {
+            return Ok(s);
+        }
+        let k = if axis < 0 {
+            axis + a.ndim() as isize
+        } else {
+            axis
+        } as usize;
+        let mut shape = s.shape().to_vec();
+        shape[k] = 1;
+        // On the result's device: `concatenate` places its result on the first array's.
+        let place = dlarray::Sharding::single(&s.devices()[0]);
+        let zero = Array::full_sharded(&shape, dlarray::Scalar::Int(0), s.dtype(), &place)?;
+        Array::concatenate(&[&zero, &s], k as isize)
+    })
+    .map(PyArray)
+    .map_err(to_py)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    for f in [
+        wrap_pyfunction!(concat, m)?,
+        wrap_pyfunction!(stack, m)?,
+        wrap_pyfunction!(unstack, m)?,
+        wrap_pyfunction!(argmax, m)?,
+        wrap_pyfunction!(argmin, m)?,
+        wrap_pyfunction!(cumulative_sum, m)?,
+    ] {
+        m.add_function(f)?;
+    }
+    Ok(())
+}
