@@ -225,6 +225,14 @@ fn ref_unary(op: UnaryOp, dtype: DType, x: Scalar) -> Option<(DType, Scalar)> {
     }
 }
 
+/// The host devices and the wgpu ones (for ops composed of kernels every backend has).
+fn host_and_wgpu_devices() -> Vec<Device> {
+    let mut devs = host_devices();
+    let all = dlarray::backends::devices().unwrap();
+    devs.extend(all.into_iter().filter(|d| d.backend().name() == "wgpu"));
+    devs
+}
+
 fn host_devices() -> Vec<Device> {
     vec![
         cpu(),
@@ -895,14 +903,7 @@ fn where_chooses_elementwise_with_broadcasting_and_promotion() {
 
 #[test]
 fn concatenate_stack_and_split() {
-    let mut devs = host_devices();
-    devs.extend(
-        dlarray::backends::devices()
-            .unwrap()
-            .into_iter()
-            .filter(|d| d.backend().name() == "wgpu"),
-    );
-    for dev in devs {
+    for dev in host_and_wgpu_devices() {
         let a = Array::from_vec((0..6).map(|i| i as f32).collect::<Vec<_>>(), &[2, 3]).unwrap();
         // int16 promotes with float32 to float32 (NumPy); wgpu has no int16 kernels.
         let b = if dev.kernel_dtypes().contains(&DType::I16) {
@@ -958,14 +959,7 @@ fn ints(a: dlarray::Result<Array>) -> dlarray::Result<Vec<i64>> {
 
 #[test]
 fn argmax_argmin_and_cumsum() {
-    let mut devs = host_devices();
-    devs.extend(
-        dlarray::backends::devices()
-            .unwrap()
-            .into_iter()
-            .filter(|d| d.backend().name() == "wgpu"),
-    );
-    for dev in devs {
+    for dev in host_and_wgpu_devices() {
         let x = Array::from_vec(vec![3.0f32, 7.0, 7.0, -1.0, f32::NAN, 2.0], &[2, 3])
             .unwrap()
             .to_device(&dev)

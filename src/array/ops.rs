@@ -81,6 +81,32 @@ pub(super) fn run_targets(
         .collect()
 }
 
+/// Where an elementwise op over `operands` (broadcast to `shape`) computes: sharded as the
+/// first operand when it has the full shape, else as the first later operand that has it and
+/// is sharded, else on the first operand's first device.
+pub(super) fn output_placement(
+    operands: &[&Array],
+    shape: &[usize],
+) -> Result<(Sharding, Vec<Target>)> {
+    let chosen = operands
+        .iter()
+        .enumerate()
+        .find(|(k, a)| same_shape(a.shape(), shape) && (*k == 0 || !a.is_single_device()));
+    if let Some((_, a)) = chosen {
+        return Ok((a.sharding().clone(), targets_of(a)));
+    }
+    let s = operands[0]
+        .shard_data()
+        .first()
+        .ok_or_else(|| Error::invalid("array has no shard"))?;
+    let t = Target {
+        device: s.device.clone(),
+        kind: s.memory_kind(),
+        index: shape.iter().map(|&n| 0..n).collect(),
+    };
+    Ok((Sharding::SingleDevice(t.device.clone(), t.kind), vec![t]))
+}
+
 pub(super) fn targets_of(a: &Array) -> Vec<Target> {
     a.shard_data()
         .iter()
@@ -306,22 +332,7 @@ impl Array {
         if let Some(r) = single_device_binary(op, &a, &b, &shape, compute, out) {
             return r;
         }
-        let (sharding, targets) = if same_shape(a.shape(), &shape) {
-            (a.sharding().clone(), targets_of(&a))
-        } else if same_shape(b.shape(), &shape) && !b.is_single_device() {
-            (b.sharding().clone(), targets_of(&b))
-        } else {
-            let s = a
-                .shard_data()
-                .first()
-                .ok_or_else(|| Error::invalid("array has no shard"))?;
-            let t = Target {
-                device: s.device.clone(),
-                kind: s.memory_kind(),
-                index: shape.iter().map(|&n| 0..n).collect(),
-            };
-            (Sharding::SingleDevice(t.device.clone(), t.kind), vec![t])
-        };
+        let (sharding, targets) = output_placement(&[&a, &b], &shape)?;
         let total: usize = shape.iter().product();
         let shards = run_targets(&targets, total, |t| {
             let sub: Vec<usize> = t.index.iter().map(|r| r.len()).collect();

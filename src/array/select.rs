@@ -2,12 +2,11 @@
 //! three and NumPy's promotion of the two values.
 
 use super::Array;
-use super::ops::{Target, broadcast_region, broadcast_view, run_targets, shard_out, targets_of};
-use super::sharding::Sharding;
+use super::ops::{broadcast_region, broadcast_view, output_placement, run_targets, shard_out};
 use crate::backends::TensorRef;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::layout::{broadcast_shapes, same_shape};
+use crate::layout::broadcast_shapes;
 
 impl Array {
     /// `self ? on_true : on_false` elementwise (NumPy's `where(cond, x, y)`): `self` is the
@@ -33,30 +32,7 @@ impl Array {
         let (x, y) = (on_true.astype(dt)?, on_false.astype(dt)?);
         let shape = broadcast_shapes("where", self.shape(), x.shape())?;
         let shape = broadcast_shapes("where", &shape, y.shape())?;
-        // The output is sharded as the first operand that already has the output's shape.
-        let full = [self, &x, &y]
-            .into_iter()
-            .find(|a| same_shape(a.shape(), &shape) && !a.is_single_device())
-            .or_else(|| {
-                [self, &x, &y]
-                    .into_iter()
-                    .find(|a| same_shape(a.shape(), &shape))
-            });
-        let (sharding, targets) = match full {
-            Some(a) => (a.sharding().clone(), targets_of(a)),
-            None => {
-                let s = self
-                    .shard_data()
-                    .first()
-                    .ok_or_else(|| Error::invalid("array has no shard"))?;
-                let t = Target {
-                    device: s.device.clone(),
-                    kind: s.memory_kind(),
-                    index: shape.iter().map(|&n| 0..n).collect(),
-                };
-                (Sharding::SingleDevice(t.device.clone(), t.kind), vec![t])
-            }
-        };
+        let (sharding, targets) = output_placement(&[self, &x, &y], &shape)?;
         let total: usize = shape.iter().product();
         let shards = run_targets(&targets, total, |t| {
             let sub: Vec<usize> = t.index.iter().map(|r| r.len()).collect();
