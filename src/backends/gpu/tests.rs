@@ -330,10 +330,19 @@ fn tref<'a>(
     b: &'a Arc<dyn crate::backends::DeviceBuffer>,
     l: &'a crate::layout::Layout,
 ) -> crate::backends::TensorRef<'a> {
+    typed(b, l, DType::F32)
+}
+
+/// A view of `b` as `dtype`.
+fn typed<'a>(
+    b: &'a Arc<dyn crate::backends::DeviceBuffer>,
+    l: &'a crate::layout::Layout,
+    dtype: DType,
+) -> crate::backends::TensorRef<'a> {
     crate::backends::TensorRef {
         buffer: &**b,
         layout: l,
-        dtype: DType::F32,
+        dtype,
     }
 }
 
@@ -570,11 +579,7 @@ fn kernels_are_compiled_once_per_device_and_load_failures_are_errors() {
     let fd = be.driver();
     let x = be.upload(0, MemoryKind::Device, &[0u8; 16]).unwrap();
     let l = crate::layout::Layout::contiguous(&[4]).unwrap();
-    let t = crate::backends::TensorRef {
-        buffer: &*x,
-        layout: &l,
-        dtype: DType::F32,
-    };
+    let t = typed(&x, &l, DType::F32);
     be.unary(UnaryOp::Exp, t, DType::F32).unwrap();
     be.unary(UnaryOp::Exp, t, DType::F32).unwrap();
     assert_eq!(fd.counters().kernel_loads, 1);
@@ -626,15 +631,7 @@ fn out_of_memory_is_an_error_that_loses_nothing_and_the_cache_is_returned_first(
         .unwrap();
     let l = crate::layout::Layout::contiguous(&[900 << 10]).unwrap();
     let mut out = vec![0u8; 900 << 10];
-    be.download(
-        crate::backends::TensorRef {
-            buffer: &*big,
-            layout: &l,
-            dtype: DType::U8,
-        },
-        &mut out,
-    )
-    .unwrap();
+    be.download(typed(&big, &l, DType::U8), &mut out).unwrap();
     assert!(out.iter().all(|&v| v == 7));
     drop(big);
     be.synchronize(0).unwrap();
@@ -651,11 +648,7 @@ fn a_lost_device_fails_every_later_call_and_drops_do_not_panic() {
     let fd = be.driver();
     let x = be.upload(0, MemoryKind::Device, &[0u8; 16]).unwrap();
     let l = crate::layout::Layout::contiguous(&[4]).unwrap();
-    let t = crate::backends::TensorRef {
-        buffer: &*x,
-        layout: &l,
-        dtype: DType::F32,
-    };
+    let t = typed(&x, &l, DType::F32);
     fd.lose_device_after(0, fd.counters().launches_run);
     let y = be.unary(UnaryOp::Exp, t, DType::F32).unwrap();
     let e = be.synchronize(0).unwrap_err();
@@ -672,15 +665,7 @@ fn a_lost_device_fails_every_later_call_and_drops_do_not_panic() {
     let z = be.upload(1, MemoryKind::Device, &[1u8; 4]).unwrap();
     let lz = crate::layout::Layout::contiguous(&[4]).unwrap();
     let mut back = [0u8; 4];
-    be.download(
-        crate::backends::TensorRef {
-            buffer: &*z,
-            layout: &lz,
-            dtype: DType::U8,
-        },
-        &mut back,
-    )
-    .unwrap();
+    be.download(typed(&z, &lz, DType::U8), &mut back).unwrap();
     assert_eq!(back, [1; 4]);
 }
 
@@ -690,11 +675,7 @@ fn synchronize_reports_an_asynchronous_failure_once() {
     let fd = be.driver();
     let x = be.upload(0, MemoryKind::Device, &[0u8; 16]).unwrap();
     let l = crate::layout::Layout::contiguous(&[4]).unwrap();
-    let t = crate::backends::TensorRef {
-        buffer: &*x,
-        layout: &l,
-        dtype: DType::F32,
-    };
+    let t = typed(&x, &l, DType::F32);
     fd.fail_next_run(DriverErrorKind::Other);
     let _y = be.unary(UnaryOp::Exp, t, DType::F32).unwrap();
     assert!(be.synchronize(0).is_err());
