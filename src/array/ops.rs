@@ -365,13 +365,13 @@ impl Array {
                 "zero-size array to reduction operation {op} which has no identity"
             )));
         }
-        let x = match op {
-            // NumPy: sums and products of small integers and bools accumulate in 64 bits.
-            ReduceOp::Sum | ReduceOp::Prod => {
-                self.astype(self.on_devices(self.dtype().sum_dtype()))?
-            }
-            _ => self.clone(),
+        // NumPy: sums and products of small integers and bools accumulate in 64 bits; the
+        // backend widens as it reads (`reduce_as`), so the input is not converted first.
+        let out = match op {
+            ReduceOp::Sum | ReduceOp::Prod => self.on_devices(self.dtype().sum_dtype()),
+            _ => self.dtype(),
         };
+        let x = self.clone();
         let split = x
             .shard_data()
             .iter()
@@ -419,7 +419,10 @@ impl Array {
                 .iter()
                 .find(|s| s.device == t.device)
                 .ok_or_else(|| Error::invalid("reduction lost a shard"))?;
-            let buf = t.device.backend().reduce(op, s.tensor(x.dtype()), &axes)?;
+            let buf = t
+                .device
+                .backend()
+                .reduce_as(op, s.tensor(x.dtype()), &axes, out)?;
             shard_out(t, buf)
         })?;
         let sharding = match (x.sharding(), keepdims) {
@@ -440,13 +443,7 @@ impl Array {
             (s, false) => s.without_axes(&axes),
             (s, true) => s.clone(),
         };
-        Ok(Array::from_shards(
-            &out_shape,
-            x.dtype(),
-            sharding,
-            shards,
-            false,
-        ))
+        Ok(Array::from_shards(&out_shape, out, sharding, shards, false))
     }
 
     pub fn sum(&self, axes: impl Into<Axes>) -> Result<Array> {

@@ -147,6 +147,28 @@ pub trait Backend: Send + Sync + Debug {
         x: TensorRef<'_>,
         axes: &[usize],
     ) -> Result<Arc<dyn DeviceBuffer>>;
+    /// `op` over `axes`, accumulated in and returned as dtype `out` (NumPy's sum of uint8 as
+    /// uint64) without converting the input first where the backend can. The default
+    /// converts `x` to `out`, then reduces.
+    fn reduce_as(
+        &self,
+        op: ReduceOp,
+        x: TensorRef<'_>,
+        axes: &[usize],
+        out: DType,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        if out == x.dtype {
+            return self.reduce(op, x, axes);
+        }
+        let converted = self.cast(x, out)?;
+        let layout = crate::layout::Layout::contiguous(x.layout.shape())?;
+        let t = TensorRef {
+            buffer: &*converted,
+            layout: &layout,
+            dtype: out,
+        };
+        self.reduce(op, t, axes)
+    }
     /// Batched matrix product of `[batch.., m, k]` by `[batch.., k, n]` (the batch axes of both
     /// already broadcast to one shape) into a contiguous `[batch.., m, n]`.
     fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Arc<dyn DeviceBuffer>>;

@@ -334,6 +334,36 @@ impl Backend for HostBackend {
         cast::cast(self, dev, x, to).map(finish)
     }
 
+    fn reduce_as(
+        &self,
+        op: ReduceOp,
+        x: TensorRef<'_>,
+        axes: &[usize],
+        out: DType,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        if out != x.dtype {
+            let dev = self.device_of(&x)?;
+            if let Some(r) = reduce::widened(self, dev, op, x, axes, out) {
+                return r.map(finish);
+            }
+        }
+        // Everything else: the trait's default (convert, then reduce).
+        let converted;
+        let layout;
+        let x = if out == x.dtype {
+            x
+        } else {
+            converted = self.cast(x, out)?;
+            layout = crate::layout::Layout::contiguous(x.layout.shape())?;
+            TensorRef {
+                buffer: &*converted,
+                layout: &layout,
+                dtype: out,
+            }
+        };
+        self.reduce(op, x, axes)
+    }
+
     fn select(
         &self,
         cond: TensorRef<'_>,

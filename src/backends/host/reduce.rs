@@ -16,10 +16,12 @@ use num_complex::{Complex32, Complex64};
 /// How a reduction folds elements of `T` into an accumulator.
 trait Reducer<T>: Sync {
     type Acc: Copy + Send + Sync;
+    /// The output element (the input's, or the wider type a sum of small integers returns).
+    type Out: Element;
     fn init(&self) -> Self::Acc;
     fn fold(&self, acc: Self::Acc, v: T) -> Self::Acc;
     fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
-    fn finish(&self, acc: Self::Acc) -> T;
+    fn finish(&self, acc: Self::Acc) -> Self::Out;
     /// Folds a contiguous run; overridden where independent lanes let the loop vectorise.
     fn fold_slice(&self, acc: Self::Acc, xs: &[T]) -> Self::Acc
     where
@@ -71,6 +73,7 @@ const LANES: usize = 16;
 
 impl<T: SumAcc> Reducer<T> for Sum {
     type Acc = T::Acc;
+    type Out = T;
     fn init(&self) -> T::Acc {
         T::Acc::ZERO
     }
@@ -106,6 +109,7 @@ impl<T: SumAcc> Reducer<T> for Sum {
 struct Prod;
 impl<T: SumAcc> Reducer<T> for Prod {
     type Acc = T::Acc;
+    type Out = T;
     fn init(&self) -> T::Acc {
         T::Acc::ONE
     }
@@ -120,11 +124,108 @@ impl<T: SumAcc> Reducer<T> for Prod {
     }
 }
 
+/// Integers and bools widened to 64 bits as they are read: NumPy's sum and prod of small
+/// integers, without converting the input first (a sum of 3 GiB of uint8 reads it once).
+trait Widen: Element {
+    type Wide: Arith;
+    fn wide(self) -> Self::Wide;
+}
+macro_rules! widen {
+    ($($t:ty => $w:ty),*) => {$(impl Widen for $t {
+        type Wide = $w;
+        #[inline(always)] fn wide(self) -> $w { self as $w }
+    })*};
+}
+widen!(i8 => i64, i16 => i64, i32 => i64, i64 => i64, u8 => u64, u16 => u64, u32 => u64,
+    u64 => u64, bool => i64);
+
+/// Sum (`prod == false`) or product in the widened type.
+struct Widened {
+    prod: bool,
+}
+impl<T: Widen> Reducer<T> for Widened {
+    type Acc = T::Wide;
+    type Out = T::Wide;
+    fn init(&self) -> T::Wide {
+        if self.prod {
+            T::Wide::ONE
+        } else {
+            T::Wide::ZERO
+        }
+    }
+    #[inline(always)]
+    fn fold(&self, acc: T::Wide, v: T) -> T::Wide {
+        if self.prod {
+            acc.mul(v.wide())
+        } else {
+            acc.add(v.wide())
+        }
+    }
+    fn combine(&self, a: T::Wide, b: T::Wide) -> T::Wide {
+        if self.prod { a.mul(b) } else { a.add(b) }
+    }
+    fn finish(&self, acc: T::Wide) -> T::Wide {
+        acc
+    }
+    #[inline(always)] // into `wide`'s AVX2 copy
+    fn fold_slice(&self, acc: T::Wide, xs: &[T]) -> T::Wide {
+        if self.prod {
+            return xs.iter().fold(acc, |a, &v| a.mul(v.wide()));
+        }
+        let mut lanes = [T::Wide::ZERO; LANES];
+        let mut chunks = xs.chunks_exact(LANES);
+        for c in &mut chunks {
+            for (l, &v) in lanes.iter_mut().zip(c) {
+                *l = l.add(v.wide());
+            }
+        }
+        let total = lanes.iter().fold(acc, |a, &l| a.add(l));
+        chunks
+            .remainder()
+            .iter()
+            .fold(total, |a, &v| a.add(v.wide()))
+    }
+}
+
+/// Sum or product of integers or bools into 64 bits (`None`: not such a reduction).
+pub(crate) fn widened(
+    be: &HostBackend,
+    dev: &HostDevice,
+    op: ReduceOp,
+    x: TensorRef<'_>,
+    axes: &[usize],
+    out: crate::dtype::DType,
+) -> Option<Result<HostBuffer>> {
+    use crate::dtype::DType as D;
+    let prod = match op {
+        ReduceOp::Sum => false,
+        ReduceOp::Prod => true,
+        _ => return None,
+    };
+    let r = Widened { prod };
+    macro_rules! go {
+        ($t:ty) => {
+            Some(be.view::<$t>(x).and_then(|v| run(dev, v, axes, &r)))
+        };
+    }
+    match (x.dtype, out) {
+        (D::I8, D::I64) => go!(i8),
+        (D::I16, D::I64) => go!(i16),
+        (D::I32, D::I64) => go!(i32),
+        (D::Bool, D::I64) => go!(bool),
+        (D::U8, D::U64) => go!(u8),
+        (D::U16, D::U64) => go!(u16),
+        (D::U32, D::U64) => go!(u32),
+        _ => None,
+    }
+}
+
 struct Extreme {
     max: bool,
 }
 impl<T: Real> Reducer<T> for Extreme {
     type Acc = T;
+    type Out = T;
     fn init(&self) -> T {
         if self.max { T::LOWEST } else { T::HIGHEST }
     }
@@ -145,6 +246,7 @@ struct BoolExtreme {
 }
 impl Reducer<bool> for BoolExtreme {
     type Acc = bool;
+    type Out = bool;
     fn init(&self) -> bool {
         !self.max
     }
@@ -243,8 +345,8 @@ fn run<T: Element, R: Reducer<T>>(
         strides,
     };
     let m: usize = kshape.iter().product();
-    let mut out = alloc_out::<T>(dev, m)?;
-    let o = out_ptr::<T>(&mut out);
+    let mut out = alloc_out::<R::Out>(dev, m)?;
+    let o = out_ptr::<R::Out>(&mut out);
     let base = l.offset() as isize;
 
     if m == 1 {
