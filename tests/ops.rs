@@ -197,7 +197,11 @@ fn ref_unary(op: UnaryOp, dtype: DType, x: Scalar) -> Option<(DType, Scalar)> {
         )),
         (Sign, Complex(c)) => Some((
             dtype,
-            Complex(if c.norm() == 0.0 { c } else { c / c.norm() }),
+            Complex(if c.norm() == 0.0 {
+                Complex64::new(0.0, 0.0)
+            } else {
+                c / c.norm()
+            }),
         )),
         (_, Complex(c)) => Some((
             dtype,

@@ -37,6 +37,30 @@ fn operand(this: &Array, other: &Bound<'_, PyAny>) -> PyResult<Array> {
 }
 
 impl PyArray {
+    /// `&`, `|`, `^` of bool arrays (bitwise operators on integers need kernels dlarray does
+    /// not have yet: a clear TypeError).
+    fn logical(
+        &self,
+        py: Python<'_>,
+        op: BinaryOp,
+        o: &Bound<'_, PyAny>,
+        sym: &str,
+    ) -> PyResult<PyArray> {
+        let other_bool = match o.cast::<PyArray>() {
+            Ok(a) => a.get().0.dtype() == dlarray::DType::Bool,
+            Err(_) => o.is_instance_of::<pyo3::types::PyBool>(),
+        };
+        if self.0.dtype() != dlarray::DType::Bool || !other_bool {
+            return Err(PyTypeError::new_err(format!(
+                "{sym} is supported for bool arrays only (bitwise integer operators are not implemented yet), not {}",
+                self.0.dtype()
+            )));
+        }
+        self.bin(py, op, o, false)
+    }
+}
+
+impl PyArray {
     /// A reduction of this array over `axis=None | int | sequence`, without the GIL.
     fn reduced(
         &self,
@@ -372,6 +396,24 @@ impl PyArray {
     }
     fn __matmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyArray> {
         self.matmul(py, other)
+    }
+    fn __and__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.logical(py, BinaryOp::LogicalAnd, o, "&")
+    }
+    fn __rand__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.logical(py, BinaryOp::LogicalAnd, o, "&")
+    }
+    fn __or__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.logical(py, BinaryOp::LogicalOr, o, "|")
+    }
+    fn __ror__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.logical(py, BinaryOp::LogicalOr, o, "|")
+    }
+    fn __xor__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.logical(py, BinaryOp::LogicalXor, o, "^")
+    }
+    fn __rxor__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.logical(py, BinaryOp::LogicalXor, o, "^")
     }
     fn __add__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
         self.bin(py, BinaryOp::Add, o, false)

@@ -140,19 +140,40 @@ pub fn cumulative_sum(
     include_initial: bool,
 ) -> PyResult<PyArray> {
     let dtype = dtype.map(crate::dtype_arg::dtype_arg).transpose()?;
-    let a = x.0.clone();
-    if axis.is_none() && a.ndim() != 1 {
+    cumulative(py, &x.0, axis, dtype, include_initial, false)
+}
+
+/// The running sum (or product) of the array API: `include_initial` puts the identity
+/// first.
+pub(crate) fn cumulative(
+    py: Python<'_>,
+    x: &Array,
+    axis: Option<isize>,
+    dtype: Option<dlarray::DType>,
+    include_initial: bool,
+    product: bool,
+) -> PyResult<PyArray> {
+    if axis.is_none() && x.ndim() != 1 {
         return Err(pyo3::exceptions::PyValueError::new_err(
-            "cumulative_sum needs axis for arrays of more than one dimension",
+            "a cumulative sum or product needs axis for arrays of more than one dimension",
         ));
     }
     let axis = axis.unwrap_or(0);
+    let a = x.clone();
     py.detach(|| {
         let a = match dtype {
             Some(d) => a.astype(d)?,
             None => a,
         };
-        let s = a.cumsum(Some(axis))?;
+        let s = if product {
+            a.cumprod(Some(axis))?
+        } else {
+            a.cumsum(Some(axis))?
+        };
+        let s = match dtype {
+            Some(d) => s.astype(d)?,
+            None => s,
+        };
         if !include_initial {
             return Ok(s);
         }
@@ -165,8 +186,9 @@ pub fn cumulative_sum(
         shape[k] = 1;
         // On the result's device: `concatenate` places its result on the first array's.
         let place = dlarray::Sharding::single(&s.devices()[0]);
-        let zero = Array::full_sharded(&shape, dlarray::Scalar::Int(0), s.dtype(), &place)?;
-        Array::concatenate(&[&zero, &s], k as isize)
+        let first = dlarray::Scalar::Int(product as i128);
+        let initial = Array::full_sharded(&shape, first, s.dtype(), &place)?;
+        Array::concatenate(&[&initial, &s], k as isize)
     })
     .map(PyArray)
     .map_err(to_py)

@@ -6,6 +6,7 @@ mod capsule;
 mod convert;
 mod dtype_arg;
 mod exchange;
+mod extras;
 mod functions;
 mod indexing;
 mod info;
@@ -281,6 +282,7 @@ fn dlarray_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_dlpack_policy, m)?)?;
     functions::register(m)?;
     joins::register(m)?;
+    extras::register(m)?;
     info::register(m)?;
     // The dtypes by name (`dlarray.float32 == a.dtype`), as the array API's namespace has them.
     for d in dlarray::DType::ALL {

@@ -312,3 +312,38 @@ def test_concat_stack_unstack_argmax_and_cumulative_sum():
     np.testing.assert_array_equal(np.asarray(got)[:, 1:], np.cumsum(a, axis=1))
     with pytest.raises(ValueError):
         dlarray.cumulative_sum(dlarray.asarray(a))
+
+
+def test_composed_namespace_functions_follow_numpy():
+    n = np.arange(12, dtype=np.float32).reshape(3, 4) - 5.5
+    x = dlarray.asarray(n)
+    checks = {
+        "trunc": np.trunc(n), "square": n * n, "reciprocal": 1 / n, "tan": np.tan(n),
+        "log2": np.log2(np.abs(n)), "positive": n,
+    }
+    for name, want in checks.items():
+        arg = dlarray.abs(x) if name == "log2" else x
+        np.testing.assert_allclose(np.asarray(getattr(dlarray, name)(arg)), want, rtol=1e-5)
+    np.testing.assert_array_equal(np.asarray(dlarray.tril(x, k=1)), np.tril(n, k=1))
+    np.testing.assert_array_equal(np.asarray(dlarray.triu(x, k=-1)), np.triu(n, k=-1))
+    np.testing.assert_array_equal(np.asarray(dlarray.roll(x, -3)), np.roll(n, -3))
+    np.testing.assert_array_equal(np.asarray(dlarray.roll(x, 1, axis=1)), np.roll(n, 1, axis=1))
+    np.testing.assert_array_equal(np.asarray(dlarray.flip(x, axis=0)), np.flip(n, axis=0))
+    assert dlarray.moveaxis(dlarray.asarray(np.zeros((2, 3, 4))), 0, -1).shape == (3, 4, 2)
+    assert dlarray.broadcast_shapes((2, 1), (1, 3)) == [2, 3]
+    assert [a.shape for a in dlarray.broadcast_arrays(x, dlarray.asarray(n[:1]))] == [(3, 4), (3, 4)]
+    assert np.asarray(dlarray.count_nonzero(dlarray.asarray(np.array([0, 1, 2, 0])))) == 2
+    np.testing.assert_array_equal(np.asarray(dlarray.arange(2, 11, 3)), np.arange(2, 11, 3))
+    assert dlarray.arange(0, 1, 0.25).dtype == "float64"
+    np.testing.assert_array_equal(
+        np.asarray(dlarray.cumulative_prod(dlarray.asarray(np.array([1, 2, 3, 4])), include_initial=True)),
+        [1, 1, 2, 6, 24])
+    assert dlarray.result_type(dlarray.int8, dlarray.float32) == "float32"
+    assert dlarray.can_cast(dlarray.int8, dlarray.int16) and not dlarray.can_cast(dlarray.float64, dlarray.int8)
+    assert dlarray.isdtype(dlarray.uint8, ("signed integer", "unsigned integer"))
+    assert dlarray.isinf(dlarray.asarray(np.array([np.inf, 1.0, np.nan]))).tolist() == [True, False, False]
+    b = dlarray.asarray(np.array([True, False]))
+    assert (b & True).tolist() == [True, False] and (b ^ b).tolist() == [False, False]
+    with pytest.raises(TypeError):
+        dlarray.asarray(np.array([1, 2])) & 1
+    assert dlarray.newaxis is None and dlarray.pi == np.pi and np.isnan(dlarray.nan)

@@ -1,13 +1,15 @@
 //! Operations built from the backend ops every device already has, so they run on every
 //! backend (and keep a sharding wherever their parts do): creation like another array,
 //! `linspace`, `eye`, shape helpers (`squeeze`, `expand_dims`, `flatten`), `clip`, `isnan`,
-//! `isfinite`, `any`, `all`, `var` and `std`. NumPy's semantics.
+//! `isfinite`, `isinf`, `trunc`, `any`, `all`, `var`, `std`, `flip`, `roll` and `tril`/`triu`.
+//! NumPy's semantics.
 
+use super::sharding::Sharding;
 use super::{Array, Axes};
 use crate::backends::{BinaryOp, ReduceOp, UnaryOp};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
-use crate::layout::normalize_axis;
+use crate::layout::{Slice, normalize_axis};
 
 impl Array {
     /// Zeros with this array's shape, dtype and sharding.
@@ -237,5 +239,97 @@ impl Array {
                 .map(|&a| normalize_axis(a, self.ndim()).map(|a| self.shape()[a]))
                 .product(),
         }
+    }
+
+    /// Rounds toward zero (integers are their own truncation).
+    pub fn trunc(&self) -> Result<Array> {
+        if !self.dtype().is_float() {
+            return self.unary(UnaryOp::Floor);
+        }
+        let zero = Array::full_sharded(&[], Scalar::Float(0.0), self.dtype(), &self.first_place())?;
+        self.binary(BinaryOp::Lt, &zero)?
+            .where_cond(&self.unary(UnaryOp::Ceil)?, &self.unary(UnaryOp::Floor)?)
+    }
+
+    /// Elementwise: whether the value is an infinity (of either part, for complex).
+    pub fn isinf(&self) -> Result<Array> {
+        self.isfinite()?
+            .binary(BinaryOp::LogicalOr, &self.isnan()?)?
+            .unary(UnaryOp::LogicalNot)
+    }
+
+    /// The elements in reverse order along `axes` (all axes for `Axes::All`): a view.
+    pub fn flip(&self, axes: impl Into<Axes>) -> Result<Array> {
+        let axes: Vec<usize> = match axes.into() {
+            Axes::All => (0..self.ndim()).collect(),
+            Axes::These(v) => v
+                .iter()
+                .map(|&a| normalize_axis(a, self.ndim()))
+                .collect::<Result<_>>()?,
+        };
+        let s: Vec<Slice> = (0..self.ndim())
+            .map(|k| {
+                if axes.contains(&k) {
+                    Slice::reversed()
+                } else {
+                    Slice::full()
+                }
+            })
+            .collect();
+        self.slice(&s)
+    }
+
+    /// The elements shifted by `shift` along `axis`, wrapping around (NumPy's `roll`; `None`
+    /// rolls the flattened array and keeps the shape).
+    pub fn roll(&self, shift: isize, axis: Option<isize>) -> Result<Array> {
+        let (x, k) = match axis {
+            None => (self.reshape(&[-1])?, 0),
+            Some(a) => (self.clone(), normalize_axis(a, self.ndim())?),
+        };
+        let n = x.shape().get(k).copied().unwrap_or(1);
+        if n == 0 {
+            return Ok(self.clone());
+        }
+        let s = shift.rem_euclid(n as isize);
+        let cut = |lo: isize, hi: isize| {
+            let mut sl: Vec<Slice> = (0..x.ndim()).map(|_| Slice::full()).collect();
+            sl[k] = Slice::new(Some(lo), Some(hi), 1);
+            x.slice(&sl)
+        };
+        let n = n as isize;
+        let rolled = Array::concatenate(&[&cut(n - s, n)?, &cut(0, n - s)?], k as isize)?;
+        let shape: Vec<isize> = self.shape().iter().map(|&d| d as isize).collect();
+        rolled.reshape(&shape)
+    }
+
+    /// The lower (`upper == false`) or upper triangle of the last two axes, from diagonal
+    /// `k`, zeros elsewhere (NumPy's `tril` / `triu`).
+    pub fn triangle(&self, k: isize, upper: bool) -> Result<Array> {
+        let nd = self.ndim();
+        if nd < 2 {
+            return Err(Error::invalid("tril/triu need at least two dimensions"));
+        }
+        let (rows, cols) = (self.shape()[nd - 2], self.shape()[nd - 1]);
+        let place = self.first_place();
+        let it = self.on_devices(DType::I64);
+        let idx = Array::arange(0.0, rows.max(cols) as f64, 1.0, it)?.device_put(&place)?;
+        let row = idx
+            .slice(&[Slice::new(None, Some(rows as isize), 1)])?
+            .reshape(&[rows as isize, 1])?;
+        let col = idx
+            .slice(&[Slice::new(None, Some(cols as isize), 1)])?
+            .reshape(&[1, cols as isize])?;
+        // Diagonal offset of each element: col - row, against k.
+        let offset = col.binary(BinaryOp::Sub, &row)?;
+        let kk = Array::full_sharded(&[], Scalar::Int(k as i128), it, &place)?;
+        let keep = offset.binary(if upper { BinaryOp::Ge } else { BinaryOp::Le }, &kk)?;
+        let zero = Array::full_sharded(&[], Scalar::Int(0), self.dtype(), &place)?;
+        keep.where_cond(self, &zero)
+    }
+
+    /// Where this array's first shard lives (new constants are made there).
+    fn first_place(&self) -> Sharding {
+        let s = &self.shard_data()[0];
+        Sharding::SingleDevice(s.device.clone(), s.memory_kind())
     }
 }

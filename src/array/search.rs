@@ -57,23 +57,33 @@ impl Array {
     }
 
     /// The running sum along `axis` (NumPy's `cumsum`; small integers and bools sum in 64
-    /// bits), in `log2(n)` passes of shifted adds (Hillis and Steele), so it runs on every
-    /// backend. `None` sums the flattened array.
+    /// bits). `None` sums the flattened array.
     pub fn cumsum(&self, axis: Option<isize>) -> Result<Array> {
+        self.scan(BinaryOp::Add, axis)
+    }
+
+    /// The running product along `axis` (NumPy's `cumprod`, with `cumsum`'s dtypes).
+    pub fn cumprod(&self, axis: Option<isize>) -> Result<Array> {
+        self.scan(BinaryOp::Mul, axis)
+    }
+
+    /// An inclusive scan with `op`, in `log2(n)` passes of shifted `op`s (Hillis and Steele),
+    /// so it runs on every backend.
+    fn scan(&self, op: BinaryOp, axis: Option<isize>) -> Result<Array> {
         let (x, axis) = match axis {
             None => (self.reshape(&[-1])?, 0),
             Some(a) => (self.clone(), normalize_axis(a, self.ndim())?),
         };
         if x.ndim() == 0 {
-            return Err(Error::invalid(
-                "cumsum of a zero-dimensional array needs axis=None",
-            ));
+            return Err(Error::invalid(format!(
+                "cumulative {op} of a zero-dimensional array needs axis=None"
+            )));
         }
         let mut acc = x.astype(x.on_devices(x.dtype().sum_dtype()))?;
         let n = acc.shape()[axis];
         let mut shift = 1;
         while shift < n {
-            // acc[i] += acc[i - shift] for i >= shift: the first `shift` stay as they are.
+            // acc[i] = acc[i - shift] op acc[i] for i >= shift; the first `shift` stay.
             let cut = |lo: Option<isize>, hi: Option<isize>| {
                 let mut s: Vec<Slice> = (0..acc.ndim()).map(|_| Slice::full()).collect();
                 s[axis] = Slice::new(lo, hi, 1);
@@ -84,8 +94,8 @@ impl Array {
                 cut(Some(shift as isize), None)?,
             );
             let before = cut(None, Some((n - shift) as isize))?;
-            let summed = tail.binary(BinaryOp::Add, &before)?;
-            acc = Array::concatenate(&[&head, &summed], axis as isize)?;
+            let combined = before.binary(op, &tail)?;
+            acc = Array::concatenate(&[&head, &combined], axis as isize)?;
             shift *= 2;
         }
         Ok(acc)

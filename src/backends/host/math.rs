@@ -206,7 +206,7 @@ float_rounding!(
     bf16: bf16::to_f32, bf16::from_f32
 );
 
-/// NumPy 2's sign of a complex number: `z / |z|`, and 0 for 0.
+/// NumPy 2's sign of a complex number: `z / |z|`, and +0 + 0j for any zero.
 pub(crate) trait ComplexSign: Copy {
     fn sign_(self) -> Self;
 }
@@ -216,7 +216,8 @@ macro_rules! complex_sign {
             #[inline(always)]
             fn sign_(self) -> Self {
                 let n = self.norm();
-                if n == 0.0 { self } else { self / n }
+                // The array API: the sign of ±0 ± 0j is +0 + 0j.
+                if n == 0.0 { <$t>::new(0.0, 0.0) } else { self / n }
             }
         }
     )*};

@@ -158,7 +158,7 @@ __device__ __forceinline__ C cx_tanh(C a) {                                     
   return mk(sinh##SFX(a.re + a.re) / d, sin##SFX(a.im + a.im) / d, a); }                         \
 __device__ __forceinline__ C cx_pow(C a, C b) { return cx_exp(cx_mul(b, cx_log(a))); }      \
 __device__ __forceinline__ C cx_sign(C a) {                                                     \
-  R n = cx_abs(a); return n == (R)0 ? a : mk(a.re / n, a.im / n, a); }
+  R n = cx_abs(a); return n == (R)0 ? mk((R)0, (R)0, a) : mk(a.re / n, a.im / n, a); }
 DLARRAY_COMPLEX(c64, float, f)
 DLARRAY_COMPLEX(c128, double, )
 

@@ -1,0 +1,413 @@
+//! More of the array API namespace, composed in the library from ops every backend has:
+//! constants, `square`, `positive`, `reciprocal`, `trunc`, `isinf`, `tan`, `log2`, `log10`,
+//! `clip`, `arange`, `empty`, `empty_like`, `broadcast_to`, `broadcast_arrays`,
+//! `broadcast_shapes`, `flip`, `moveaxis`, `roll`, `tril`, `triu`, `count_nonzero`,
+//! `cumulative_prod`, `result_type`, `can_cast`, `isdtype`.
+
+use crate::{PyArray, to_py};
+use dlarray::{Array, BinaryOp, DType};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+type R = dlarray::Result<Array>;
+
+fn run(py: Python<'_>, f: impl FnOnce() -> R + Send) -> PyResult<PyArray> {
+    py.detach(f).map(PyArray).map_err(to_py)
+}
+
+#[pyfunction]
+pub fn square(py: Python<'_>, x: PyRef<'_, PyArray>) -> PyResult<PyArray> {
+    let a = x.0.clone();
+    run(py, || a.binary(BinaryOp::Mul, &a))
+}
+
+#[pyfunction]
+pub fn positive(x: PyRef<'_, PyArray>) -> PyArray {
+    PyArray(x.0.clone())
+}
+
+#[pyfunction]
+pub fn reciprocal(py: Python<'_>, x: PyRef<'_, PyArray>) -> PyResult<PyArray> {
+    let a = x.0.clone();
+    run(py, || 1.0 / &a)
+}
+
+#[pyfunction]
+pub fn trunc(py: Python<'_>, x: PyRef<'_, PyArray>) -> PyResult<PyArray> {
+    let a = x.0.clone();
+    run(py, || a.trunc())
+}
+
+#[pyfunction]
+pub fn isinf(py: Python<'_>, x: PyRef<'_, PyArray>) -> PyResult<PyArray> {
+    let a = x.0.clone();
+    run(py, || a.isinf())
+}
+
+#[pyfunction]
+pub fn tan(py: Python<'_>, x: PyRef<'_, PyArray>) -> PyResult<PyArray> {
+    let a = x.0.clone();
+    run(py, || a.sin()?.binary(BinaryOp::Div, &a.cos()?))
+}
+
+/// `log(x) / log(base)`: exact at the special values (0, 1, inf, NaN, negatives).
+fn log_base(py: Python<'_>, x: &Array, base: f64) -> PyResult<PyArray> {
+    let a = x.clone();
+    run(py, move || &a.log()? * (1.0 / base.ln()))
+}
+
+#[pyfunction]
+pub fn log2(py: Python<'_>, x: PyRef<'_, PyArray>) -> PyResult<PyArray> {
+    log_base(py, &x.0, 2.0)
+}
+
+#[pyfunction]
+pub fn log10(py: Python<'_>, x: PyRef<'_, PyArray>) -> PyResult<PyArray> {
+    log_base(py, &x.0, 10.0)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, min=None, max=None))]
+pub fn clip(
+    py: Python<'_>,
+    x: PyRef<'_, PyArray>,
+    min: Option<f64>,
+    max: Option<f64>,
+) -> PyResult<PyArray> {
+    let a = x.0.clone();
+    run(py, || a.clip(min, max))
+}
+
+fn dtype(d: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
+    d.map(crate::dtype_arg::dtype_arg).transpose()
+}
+
+fn on_device(a: Array, device: Option<&Bound<'_, PyAny>>) -> PyResult<Array> {
+    match device {
+        None => Ok(a),
+        Some(d) => {
+            let name: String = d.str()?.extract()?;
+            let dev = dlarray::backends::get_device(&name).map_err(to_py)?;
+            a.to_device(&dev).map_err(to_py)
+        }
+    }
+}
+
+/// `arange(start, /, stop=None, step=1, *, dtype=None, device=None)`: integers when every
+/// bound is one (int64), else float64.
+#[pyfunction]
+#[pyo3(signature = (start, /, stop=None, step=None, *, dtype=None, device=None))]
+pub fn arange(
+    start: &Bound<'_, PyAny>,
+    stop: Option<&Bound<'_, PyAny>>,
+    step: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
+    let all_int = [Some(start), stop, step]
+        .into_iter()
+        .flatten()
+        .all(|v| v.is_instance_of::<pyo3::types::PyInt>());
+    let f = |v: &Bound<'_, PyAny>| v.extract::<f64>();
+    let (lo, hi) = match stop {
+        Some(s) => (f(start)?, f(s)?),
+        None => (0.0, f(start)?),
+    };
+    let st = step.map(f).transpose()?.unwrap_or(1.0);
+    let dt = self::dtype(dtype)?.unwrap_or(if all_int { DType::I64 } else { DType::F64 });
+    let a = Array::arange(lo, hi, st, dt).map_err(to_py)?;
+    Ok(PyArray(on_device(a, device)?))
+}
+
+/// `empty(shape, *, dtype=None, device=None)`: zeros (dlarray never hands out unwritten
+/// memory).
+#[pyfunction]
+#[pyo3(signature = (shape, *, dtype=None, device=None))]
+pub fn empty(
+    shape: Vec<usize>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
+    let dt = self::dtype(dtype)?.unwrap_or(DType::F64);
+    let a = Array::zeros(&shape, dt).map_err(to_py)?;
+    Ok(PyArray(on_device(a, device)?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, dtype=None, device=None))]
+pub fn empty_like(
+    x: PyRef<'_, PyArray>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
+    let z = x.0.zeros_like().map_err(to_py)?;
+    let z = match self::dtype(dtype)? {
+        Some(d) => z.astype(d).map_err(to_py)?,
+        None => z,
+    };
+    Ok(PyArray(on_device(z, device)?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, shape))]
+pub fn broadcast_to(x: PyRef<'_, PyArray>, shape: Vec<usize>) -> PyResult<PyArray> {
+    x.0.broadcast_to(&shape).map(PyArray).map_err(to_py)
+}
+
+fn broadcast(shapes: &[Vec<usize>]) -> PyResult<Vec<usize>> {
+    let mut out: Vec<usize> = Vec::new();
+    for s in shapes {
+        out = dlarray::layout::broadcast_shapes("broadcast_shapes", &out, s)
+            .map_err(to_py)?
+            .to_vec();
+    }
+    Ok(out)
+}
+
+#[pyfunction]
+#[pyo3(signature = (*shapes))]
+pub fn broadcast_shapes(shapes: Vec<Vec<usize>>) -> PyResult<Vec<usize>> {
+    broadcast(&shapes)
+}
+
+#[pyfunction]
+#[pyo3(signature = (*arrays))]
+pub fn broadcast_arrays(arrays: Vec<PyRef<'_, PyArray>>) -> PyResult<Vec<PyArray>> {
+    let shapes: Vec<Vec<usize>> = arrays.iter().map(|a| a.0.shape().to_vec()).collect();
+    let shape = broadcast(&shapes)?;
+    arrays
+        .iter()
+        .map(|a| a.0.broadcast_to(&shape).map(PyArray).map_err(to_py))
+        .collect()
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, axis=None))]
+pub fn flip(x: PyRef<'_, PyArray>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+    let axes = crate::array::axes_arg(axis)?;
+    x.0.flip(axes).map(PyArray).map_err(to_py)
+}
+
+fn axes_list(v: &Bound<'_, PyAny>) -> PyResult<Vec<isize>> {
+    match v.extract::<isize>() {
+        Ok(i) => Ok(vec![i]),
+        Err(_) => v.extract::<Vec<isize>>(),
+    }
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, source, destination, /))]
+pub fn moveaxis(
+    x: PyRef<'_, PyArray>,
+    source: &Bound<'_, PyAny>,
+    destination: &Bound<'_, PyAny>,
+) -> PyResult<PyArray> {
+    let nd = x.0.ndim() as isize;
+    let norm = |a: isize| -> PyResult<usize> {
+        let k = if a < 0 { a + nd } else { a };
+        if (0..nd).contains(&k) {
+            Ok(k as usize)
+        } else {
+            Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "axis {a} is out of bounds for array of dimension {nd}"
+            )))
+        }
+    };
+    let src = axes_list(source)?
+        .into_iter()
+        .map(norm)
+        .collect::<PyResult<Vec<_>>>()?;
+    let dst = axes_list(destination)?
+        .into_iter()
+        .map(norm)
+        .collect::<PyResult<Vec<_>>>()?;
+    if src.len() != dst.len() {
+        return Err(PyValueError::new_err(
+            "source and destination must have the same number of elements",
+        ));
+    }
+    let mut order: Vec<usize> = (0..nd as usize).filter(|k| !src.contains(k)).collect();
+    let mut pairs: Vec<(usize, usize)> = dst.into_iter().zip(src).collect();
+    pairs.sort_unstable();
+    for (d, s) in pairs {
+        order.insert(d.min(order.len()), s);
+    }
+    x.0.permute(&order).map(PyArray).map_err(to_py)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, shift, *, axis=None))]
+pub fn roll(
+    py: Python<'_>,
+    x: PyRef<'_, PyArray>,
+    shift: &Bound<'_, PyAny>,
+    axis: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
+    let shifts = axes_list(shift)?;
+    let axes = axis.map(axes_list).transpose()?;
+    let a = x.0.clone();
+    run(py, move || match axes {
+        None => a.roll(shifts.iter().sum(), None),
+        Some(axes) => {
+            let mut r = a;
+            for (i, &ax) in axes.iter().enumerate() {
+                let s = if shifts.len() == 1 {
+                    shifts[0]
+                } else {
+                    shifts.get(i).copied().unwrap_or(0)
+                };
+                r = r.roll(s, Some(ax))?;
+            }
+            Ok(r)
+        }
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, k=0))]
+pub fn tril(py: Python<'_>, x: PyRef<'_, PyArray>, k: isize) -> PyResult<PyArray> {
+    let a = x.0.clone();
+    run(py, move || a.triangle(k, false))
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, k=0))]
+pub fn triu(py: Python<'_>, x: PyRef<'_, PyArray>, k: isize) -> PyResult<PyArray> {
+    let a = x.0.clone();
+    run(py, move || a.triangle(k, true))
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, axis=None, keepdims=false))]
+pub fn count_nonzero(
+    py: Python<'_>,
+    x: PyRef<'_, PyArray>,
+    axis: Option<&Bound<'_, PyAny>>,
+    keepdims: bool,
+) -> PyResult<PyArray> {
+    let axes = crate::array::axes_arg(axis)?;
+    let a = x.0.clone();
+    run(py, move || {
+        let zero = dlarray::Array::full_sharded(
+            &[],
+            dlarray::Scalar::Int(0),
+            a.dtype(),
+            &dlarray::Sharding::single(&a.devices()[0]),
+        )?;
+        let nz = a.binary(BinaryOp::Ne, &zero)?;
+        nz.reduce(dlarray::ReduceOp::Sum, axes, keepdims)
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, axis=None, dtype=None, include_initial=false))]
+pub fn cumulative_prod(
+    py: Python<'_>,
+    x: PyRef<'_, PyArray>,
+    axis: Option<isize>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    include_initial: bool,
+) -> PyResult<PyArray> {
+    crate::joins::cumulative(py, &x.0, axis, self::dtype(dtype)?, include_initial, true)
+}
+
+/// The dtype of an array or dtype argument.
+fn dtype_of(v: &Bound<'_, PyAny>) -> PyResult<DType> {
+    match v.cast::<PyArray>() {
+        Ok(a) => Ok(a.get().0.dtype()),
+        Err(_) => crate::dtype_arg::dtype_arg(v),
+    }
+}
+
+#[pyfunction]
+#[pyo3(signature = (*arrays_and_dtypes))]
+pub fn result_type(arrays_and_dtypes: Vec<Bound<'_, PyAny>>) -> PyResult<&'static str> {
+    let mut it = arrays_and_dtypes.iter();
+    let first = it
+        .next()
+        .ok_or_else(|| PyValueError::new_err("at least one array or dtype is required"))?;
+    let mut d = dtype_of(first)?;
+    for v in it {
+        d = DType::promote(d, dtype_of(v)?);
+    }
+    Ok(d.name())
+}
+
+#[pyfunction]
+#[pyo3(signature = (from_, to, /))]
+pub fn can_cast(from_: &Bound<'_, PyAny>, to: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let (f, t) = (dtype_of(from_)?, crate::dtype_arg::dtype_arg(to)?);
+    Ok(DType::promote(f, t) == t)
+}
+
+#[pyfunction]
+#[pyo3(signature = (dtype, kind, /))]
+pub fn isdtype(dtype: &Bound<'_, PyAny>, kind: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let d = crate::dtype_arg::dtype_arg(dtype)?;
+    if let Ok(kinds) = kind.extract::<Vec<Bound<'_, PyAny>>>()
+        && !kind.is_instance_of::<pyo3::types::PyString>()
+    {
+        for k in kinds {
+            if isdtype(dtype, &k)? {
+                return Ok(true);
+            }
+        }
+        return Ok(false);
+    }
+    if let Ok(name) = kind.extract::<String>() {
+        use dlarray::dtype::Kind;
+        let k = d.kind();
+        let known = match name.as_str() {
+            "bool" => Some(k == Kind::Bool),
+            "signed integer" => Some(k == Kind::Int),
+            "unsigned integer" => Some(k == Kind::UInt),
+            "integral" => Some(matches!(k, Kind::Int | Kind::UInt)),
+            "real floating" => Some(k == Kind::Float),
+            "complex floating" => Some(k == Kind::Complex),
+            "numeric" => Some(k != Kind::Bool),
+            _ => None,
+        };
+        if let Some(b) = known {
+            return Ok(b);
+        }
+    }
+    Ok(crate::dtype_arg::dtype_arg(kind)? == d)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("e", std::f64::consts::E)?;
+    m.add("pi", std::f64::consts::PI)?;
+    m.add("inf", f64::INFINITY)?;
+    m.add("nan", f64::NAN)?;
+    m.add("newaxis", m.py().None())?;
+    for f in [
+        wrap_pyfunction!(square, m)?,
+        wrap_pyfunction!(positive, m)?,
+        wrap_pyfunction!(reciprocal, m)?,
+        wrap_pyfunction!(trunc, m)?,
+        wrap_pyfunction!(isinf, m)?,
+        wrap_pyfunction!(tan, m)?,
+        wrap_pyfunction!(log2, m)?,
+        wrap_pyfunction!(log10, m)?,
+        wrap_pyfunction!(clip, m)?,
+        wrap_pyfunction!(arange, m)?,
+        wrap_pyfunction!(empty, m)?,
+        wrap_pyfunction!(empty_like, m)?,
+        wrap_pyfunction!(broadcast_to, m)?,
+        wrap_pyfunction!(broadcast_shapes, m)?,
+        wrap_pyfunction!(broadcast_arrays, m)?,
+        wrap_pyfunction!(flip, m)?,
+        wrap_pyfunction!(moveaxis, m)?,
+        wrap_pyfunction!(roll, m)?,
+        wrap_pyfunction!(tril, m)?,
+        wrap_pyfunction!(triu, m)?,
+        wrap_pyfunction!(count_nonzero, m)?,
+        wrap_pyfunction!(cumulative_prod, m)?,
+        wrap_pyfunction!(result_type, m)?,
+        wrap_pyfunction!(can_cast, m)?,
+        wrap_pyfunction!(isdtype, m)?,
+    ] {
+        m.add_function(f)?;
+    }
+    Ok(())
+}
