@@ -58,6 +58,28 @@ use crate::error::{Error, Result};
 use std::fmt::Debug;
 use std::sync::Arc;
 
+/// `op` over `axes` of `x` converted to `out` first (`Backend::reduce_as`'s default, and the
+/// fallback of backends that widen only some dtypes as they read).
+pub(crate) fn reduce_converted<B: Backend + ?Sized>(
+    backend: &B,
+    op: ReduceOp,
+    x: TensorRef<'_>,
+    axes: &[usize],
+    out: DType,
+) -> Result<Arc<dyn DeviceBuffer>> {
+    if out == x.dtype {
+        return backend.reduce(op, x, axes);
+    }
+    let converted = backend.cast(x, out)?;
+    let layout = crate::layout::Layout::contiguous(x.layout.shape())?;
+    let t = TensorRef {
+        buffer: &*converted,
+        layout: &layout,
+        dtype: out,
+    };
+    backend.reduce(op, t, axes)
+}
+
 /// A backend: a family of devices with their allocator, copies and kernels.
 ///
 /// Object safe; held as `Arc<dyn Backend>`. Kernels read their inputs as [`TensorRef`]s (any
@@ -157,17 +179,7 @@ pub trait Backend: Send + Sync + Debug {
         axes: &[usize],
         out: DType,
     ) -> Result<Arc<dyn DeviceBuffer>> {
-        if out == x.dtype {
-            return self.reduce(op, x, axes);
-        }
-        let converted = self.cast(x, out)?;
-        let layout = crate::layout::Layout::contiguous(x.layout.shape())?;
-        let t = TensorRef {
-            buffer: &*converted,
-            layout: &layout,
-            dtype: out,
-        };
-        self.reduce(op, t, axes)
+        reduce_converted(self, op, x, axes, out)
     }
     /// Batched matrix product of `[batch.., m, k]` by `[batch.., k, n]` (the batch axes of both
     /// already broadcast to one shape) into a contiguous `[batch.., m, n]`.

@@ -347,21 +347,8 @@ impl Backend for HostBackend {
                 return r.map(finish);
             }
         }
-        // Everything else: the trait's default (convert, then reduce).
-        let converted;
-        let layout;
-        let x = if out == x.dtype {
-            x
-        } else {
-            converted = self.cast(x, out)?;
-            layout = crate::layout::Layout::contiguous(x.layout.shape())?;
-            TensorRef {
-                buffer: &*converted,
-                layout: &layout,
-                dtype: out,
-            }
-        };
-        self.reduce(op, x, axes)
+        // Everything else: convert, then reduce (the trait's default).
+        crate::backends::reduce_converted(self, op, x, axes, out)
     }
 
     fn select(
