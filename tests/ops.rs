@@ -184,6 +184,7 @@ fn ref_unary(op: UnaryOp, dtype: DType, x: Scalar) -> Option<(DType, Scalar)> {
                 Round => f.round_ties_even(),
                 _ if f > 0.0 => 1.0,
                 _ if f < 0.0 => -1.0,
+                _ if f == 0.0 => 0.0,
                 _ => f,
             }),
         )),

@@ -163,7 +163,7 @@ macro_rules! complex_math {
 complex_math!(Complex32, Complex64);
 
 /// floor, ceil, round (half to even) and sign, as NumPy has them for real numbers: integers
-/// are their own floor, ceil and round; the sign of NaN is NaN, of ±0 is ±0.
+/// are their own floor, ceil and round; the sign of NaN is NaN, of ±0 is +0.
 pub(crate) trait Rounding: Element {
     fn floor_(self) -> Self;
     fn ceil_(self) -> Self;
@@ -194,7 +194,8 @@ macro_rules! float_rounding {
             #[inline(always)] fn round_(self) -> Self { $from($to(self).round_ties_even()) }
             #[inline(always)] fn sign_(self) -> Self {
                 let x = $to(self);
-                $from(if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { x })
+                // ±0 gives +0 (the array API), NaN stays NaN.
+                $from(if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else if x == 0.0 { 0.0 } else { x })
             }
         }
     )*};

@@ -69,8 +69,10 @@ fn unary_expr(op: UnaryOp, ty: &str) -> Option<String> {
         // WGSL's `round` rounds half to even, as NumPy's.
         (Round, "f32") => "round(a)".into(),
         (Floor | Ceil | Round, "i32" | "u32") => "a".into(),
-        // NaN and ±0 are their own sign.
-        (Sign, "f32") => "select(select(a, -1.0, a < 0.0), 1.0, a > 0.0)".into(),
+        // NaN is its own sign; ±0 gives +0.
+        (Sign, "f32") => {
+            "select(select(select(a, 0.0, a == 0.0), -1.0, a < 0.0), 1.0, a > 0.0)".into()
+        }
         (Sign, "i32") => "sign(a)".into(),
         (Sign, "u32") => "select(0u, 1u, a > 0u)".into(),
         _ => return None,

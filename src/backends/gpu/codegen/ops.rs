@@ -71,7 +71,10 @@ pub(crate) fn unary(op: UnaryOp, dt: DType, a: &str) -> Option<String> {
                 Kind::Bool => return None,
                 Kind::Int => format!("(({t})(({a} > 0) - ({a} < 0)))"),
                 Kind::UInt => format!("(({t})({a} > 0))"),
-                Kind::Float => format!("({a} > 0 ? ({t})1 : ({a} < 0 ? ({t})-1 : {a}))"),
+                // NaN is its own sign; ±0 gives +0.
+                Kind::Float => {
+                    format!("({a} > 0 ? ({t})1 : ({a} < 0 ? ({t})-1 : ({a} == 0 ? ({t})0 : {a})))")
+                }
                 Kind::Complex => format!("cx_sign({a})"),
             }
         }
