@@ -1,6 +1,6 @@
 //! The CUDA backend (feature `cuda`): the shared GPU runtime (`backends::gpu`) over the CUDA
 //! driver API and NVRTC, both loaded at run time: building needs no CUDA toolkit, and a
-//! machine without a driver reports "backend unavailable: <reason>" in milliseconds.
+//! machine without a driver reports `backend unavailable: <reason>` in milliseconds.
 //!
 //! # Contract
 //! - Devices `cuda:N`, platform `gpu`, platform version `cuda <driver version>` (so JAX's
@@ -21,6 +21,8 @@
 //! The driver: `DLARRAY_CUDA_DRIVER`, else `libcuda.so.1` on the loader's path. NVRTC: see
 //! `gpu::nvrtc` (`DLARRAY_NVRTC`, `DLARRAY_CUDA_LIBS`, `CUDA_PATH`, `/usr/local/cuda`, the
 //! active venv's `nvidia` wheels).
+
+#![warn(missing_docs)]
 
 mod driver;
 mod result;

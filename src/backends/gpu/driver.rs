@@ -44,6 +44,7 @@ pub enum DriverErrorKind {
 /// A failed driver call: which call, what kind, and the runtime's own words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DriverError {
+    /// What kind of failure it is.
     pub kind: DriverErrorKind,
     /// The runtime function that failed (`cuMemAllocAsync`).
     pub call: &'static str,
@@ -52,6 +53,7 @@ pub struct DriverError {
 }
 
 impl DriverError {
+    /// An error of `kind` from runtime function `call`, with the runtime's words.
     pub fn new(kind: DriverErrorKind, call: &'static str, message: impl Into<String>) -> Self {
         DriverError {
             kind,
@@ -113,7 +115,9 @@ pub enum KernelArg {
 /// Grid and block of a launch (1-D blocks; the grid may use y and z).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaunchDims {
+    /// Blocks in x, y and z.
     pub grid: [u32; 3],
+    /// Threads per block (one dimension).
     pub block: u32,
 }
 
@@ -131,6 +135,7 @@ pub trait Driver: Send + Sync + 'static {
     fn dlpack(&self) -> DriverDlpack;
     /// Devices found at load time.
     fn device_count(&self) -> usize;
+    /// What the runtime says about `device` (read once, when the backend is made).
     fn device_info(&self, device: usize) -> DeviceInfo;
 
     /// A new stream that does not synchronise with the runtime's default stream.

@@ -7,7 +7,9 @@ use crate::dtype::DType;
 /// The per-element operation of a map kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MapOp {
+    /// One operand.
     Unary(UnaryOp),
+    /// Two operands of one dtype.
     Binary(BinaryOp),
     /// Conversion to the output dtype (a strided copy when the dtypes are equal).
     Cast,
@@ -32,6 +34,7 @@ impl MapOp {
             input
         }
     }
+    /// The op's name, as errors use it.
     pub fn name(self) -> &'static str {
         match self {
             MapOp::Unary(op) => op.name(),
@@ -48,24 +51,41 @@ impl MapOp {
 pub enum KernelSpec {
     /// `out[i] = op(in0[at0(i)], ..)` over a contiguous output of `rank` (merged) axes.
     Map {
+        /// The per-element operation.
         op: MapOp,
+        /// The operands' dtype (the values' dtype for `where`).
         input: DType,
+        /// The output's dtype.
         output: DType,
+        /// Axes after merging.
         rank: u8,
     },
     /// Every element of a contiguous output set to one value.
-    Fill { dtype: DType },
+    Fill {
+        /// The element's dtype.
+        dtype: DType,
+    },
     /// One pass of a reduction: `kept` output axes, `reduced` axes folded into a value of
     /// the accumulator dtype (the input's, or f32 for half floats); written as `output`.
     Reduce {
+        /// The reduction.
         op: ReduceOp,
+        /// The dtype read.
         input: DType,
+        /// The dtype written (partials, or the result).
         output: DType,
+        /// Output axes after merging.
         kept: u8,
+        /// Reduced axes after merging.
         reduced: u8,
     },
     /// Tiled matrix product over `batch` broadcast batch axes.
-    Matmul { dtype: DType, batch: u8 },
+    Matmul {
+        /// The operands' and output's dtype.
+        dtype: DType,
+        /// Batch axes after merging.
+        batch: u8,
+    },
 }
 
 impl KernelSpec {
@@ -101,7 +121,9 @@ impl KernelSpec {
 /// source (what a real one compiles).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelSource {
+    /// What the kernel computes.
     pub spec: KernelSpec,
+    /// The `extern "C"` entry point's name.
     pub entry: String,
     /// C-family source in the runtime's dialect (CUDA C++ for NVRTC and hiprtc).
     pub source: String,

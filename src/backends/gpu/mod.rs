@@ -21,6 +21,8 @@
 //!
 //! The fake driver (`fake`, feature `fake-gpu`) runs all of this without hardware.
 
+#![warn(missing_docs)]
+
 pub(crate) mod buffer;
 pub mod codegen;
 mod deferred;

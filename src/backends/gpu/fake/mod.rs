@@ -35,15 +35,25 @@ const ALIGN: usize = 256;
 /// What the fake has done, for tests to assert on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FakeCounters {
+    /// `mem_alloc` calls that returned memory.
     pub device_allocs: usize,
+    /// Stream-ordered frees that have run.
     pub device_frees: usize,
+    /// Pinned blocks allocated.
     pub host_allocs: usize,
+    /// Pinned blocks freed.
     pub host_frees: usize,
+    /// Kernels loaded (compiled).
     pub kernel_loads: usize,
+    /// Launches queued.
     pub launches_queued: usize,
+    /// Launches that have run.
     pub launches_run: usize,
+    /// Copies that have run.
     pub copies_run: usize,
+    /// Stream and event synchronisations.
     pub synchronizations: usize,
+    /// `stream_wait_event` calls.
     pub stream_waits: usize,
 }
 
@@ -320,6 +330,7 @@ impl FakeDriver {
 
     // ---- test controls ----
 
+    /// What the fake has done so far.
     pub fn counters(&self) -> FakeCounters {
         self.state().counters.clone()
     }
