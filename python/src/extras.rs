@@ -2,7 +2,7 @@
 //! constants, `square`, `positive`, `reciprocal`, `trunc`, `isinf`, `tan`, `log2`, `log10`,
 //! `clip`, `arange`, `empty`, `empty_like`, `broadcast_to`, `broadcast_arrays`,
 //! `broadcast_shapes`, `flip`, `moveaxis`, `roll`, `tril`, `triu`, `count_nonzero`,
-//! `cumulative_prod`, `result_type`, `can_cast`, `isdtype`.
+//! `result_type`, `can_cast`, `isdtype`.
 
 use crate::{PyArray, to_py};
 use dlarray::{Array, BinaryOp, DType};
@@ -78,26 +78,12 @@ pub fn clip(
     run(py, || a.clip(min, max))
 }
 
-fn dtype(d: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
-    d.map(crate::dtype_arg::dtype_arg).transpose()
-}
-
-fn on_device(a: Array, device: Option<&Bound<'_, PyAny>>) -> PyResult<Array> {
-    match device {
-        None => Ok(a),
-        Some(d) => {
-            let name: String = d.str()?.extract()?;
-            let dev = dlarray::backends::get_device(&name).map_err(to_py)?;
-            a.to_device(&dev).map_err(to_py)
-        }
-    }
-}
-
 /// `arange(start, /, stop=None, step=1, *, dtype=None, device=None)`: integers when every
 /// bound is one (int64), else float64.
 #[pyfunction]
 #[pyo3(signature = (start, /, stop=None, step=None, *, dtype=None, device=None))]
 pub fn arange(
+    py: Python<'_>,
     start: &Bound<'_, PyAny>,
     stop: Option<&Bound<'_, PyAny>>,
     step: Option<&Bound<'_, PyAny>>,
@@ -114,9 +100,9 @@ pub fn arange(
         None => (0.0, f(start)?),
     };
     let st = step.map(f).transpose()?.unwrap_or(1.0);
-    let dt = self::dtype(dtype)?.unwrap_or(if all_int { DType::I64 } else { DType::F64 });
+    let dt = crate::functions::dtype_or(dtype, if all_int { DType::I64 } else { DType::F64 })?;
     let a = Array::arange(lo, hi, st, dt).map_err(to_py)?;
-    Ok(PyArray(on_device(a, device)?))
+    crate::functions::placed(py, a, device)
 }
 
 /// `empty(shape, *, dtype=None, device=None)`: zeros (dlarray never hands out unwritten
@@ -124,28 +110,24 @@ pub fn arange(
 #[pyfunction]
 #[pyo3(signature = (shape, *, dtype=None, device=None))]
 pub fn empty(
-    shape: Vec<usize>,
+    py: Python<'_>,
+    shape: &Bound<'_, PyAny>,
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
-    let dt = self::dtype(dtype)?.unwrap_or(DType::F64);
-    let a = Array::zeros(&shape, dt).map_err(to_py)?;
-    Ok(PyArray(on_device(a, device)?))
+    crate::functions::zeros(py, shape, dtype, device)
 }
 
+/// `empty_like(x, /, *, dtype=None, device=None)`: zeros like `x`.
 #[pyfunction]
 #[pyo3(signature = (x, /, *, dtype=None, device=None))]
 pub fn empty_like(
+    py: Python<'_>,
     x: PyRef<'_, PyArray>,
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
-    let z = x.0.zeros_like().map_err(to_py)?;
-    let z = match self::dtype(dtype)? {
-        Some(d) => z.astype(d).map_err(to_py)?,
-        None => z,
-    };
-    Ok(PyArray(on_device(z, device)?))
+    crate::functions::zeros_like(py, x, dtype, device)
 }
 
 #[pyfunction]
@@ -202,17 +184,8 @@ pub fn moveaxis(
     source: &Bound<'_, PyAny>,
     destination: &Bound<'_, PyAny>,
 ) -> PyResult<PyArray> {
-    let nd = x.0.ndim() as isize;
-    let norm = |a: isize| -> PyResult<usize> {
-        let k = if a < 0 { a + nd } else { a };
-        if (0..nd).contains(&k) {
-            Ok(k as usize)
-        } else {
-            Err(pyo3::exceptions::PyIndexError::new_err(format!(
-                "axis {a} is out of bounds for array of dimension {nd}"
-            )))
-        }
-    };
+    let nd = x.0.ndim();
+    let norm = |a: isize| dlarray::layout::normalize_axis(a, nd).map_err(to_py);
     let src = axes_list(source)?
         .into_iter()
         .map(norm)
@@ -226,7 +199,7 @@ pub fn moveaxis(
             "source and destination must have the same number of elements",
         ));
     }
-    let mut order: Vec<usize> = (0..nd as usize).filter(|k| !src.contains(k)).collect();
+    let mut order: Vec<usize> = (0..nd).filter(|k| !src.contains(k)).collect();
     let mut pairs: Vec<(usize, usize)> = dst.into_iter().zip(src).collect();
     pairs.sort_unstable();
     for (d, s) in pairs {
@@ -297,18 +270,6 @@ pub fn count_nonzero(
         let nz = a.binary(BinaryOp::Ne, &zero)?;
         nz.reduce(dlarray::ReduceOp::Sum, axes, keepdims)
     })
-}
-
-#[pyfunction]
-#[pyo3(signature = (x, /, *, axis=None, dtype=None, include_initial=false))]
-pub fn cumulative_prod(
-    py: Python<'_>,
-    x: PyRef<'_, PyArray>,
-    axis: Option<isize>,
-    dtype: Option<&Bound<'_, PyAny>>,
-    include_initial: bool,
-) -> PyResult<PyArray> {
-    crate::joins::cumulative(py, &x.0, axis, self::dtype(dtype)?, include_initial, true)
 }
 
 /// The dtype of an array or dtype argument.
@@ -402,7 +363,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(tril, m)?,
         wrap_pyfunction!(triu, m)?,
         wrap_pyfunction!(count_nonzero, m)?,
-        wrap_pyfunction!(cumulative_prod, m)?,
         wrap_pyfunction!(result_type, m)?,
         wrap_pyfunction!(can_cast, m)?,
         wrap_pyfunction!(isdtype, m)?,

@@ -10,7 +10,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt};
 
-fn dtype_or(dtype: Option<&Bound<'_, PyAny>>, default: DType) -> PyResult<DType> {
+pub(crate) fn dtype_or(dtype: Option<&Bound<'_, PyAny>>, default: DType) -> PyResult<DType> {
     dtype.map_or(Ok(default), dtype_arg)
 }
 
@@ -169,7 +169,11 @@ pub fn full_like(
 }
 
 /// Moves a freshly made host array to `device=` when given.
-fn placed(py: Python<'_>, a: Array, device: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+pub(crate) fn placed(
+    py: Python<'_>,
+    a: Array,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
     match device {
         Some(d) => {
             let d = device_arg(d)?;
@@ -309,20 +313,14 @@ pub fn where_(
 }
 
 /// The reduced array with the reduced axes put back as size 1 (`keepdims=True`).
-fn keep(x: &Array, r: Array, axes: &dlarray::Axes) -> dlarray::Result<Array> {
+pub(crate) fn keep(x: &Array, r: Array, axes: &dlarray::Axes) -> dlarray::Result<Array> {
     let nd = x.ndim();
     let reduced: Vec<usize> = match axes {
         dlarray::Axes::All => (0..nd).collect(),
         dlarray::Axes::These(v) => v
             .iter()
-            .map(|&a| {
-                if a < 0 {
-                    (a + nd as isize) as usize
-                } else {
-                    a as usize
-                }
-            })
-            .collect(),
+            .map(|&a| dlarray::layout::normalize_axis(a, nd))
+            .collect::<dlarray::Result<_>>()?,
     };
     let shape: Vec<isize> = (0..nd)
         .map(|k| {

@@ -1,5 +1,5 @@
 //! The array API's joining, searching and cumulative functions: `concat`, `stack`,
-//! `unstack`, `argmax`, `argmin`, `cumulative_sum`.
+//! `unstack`, `argmax`, `argmin`, `cumulative_sum`, `cumulative_prod`.
 
 use crate::{PyArray, to_py};
 use dlarray::Array;
@@ -54,22 +54,10 @@ pub fn stack(py: Python<'_>, arrays: Vec<Bound<'_, PyAny>>, axis: isize) -> PyRe
 #[pyo3(signature = (x, /, *, axis=0))]
 pub fn unstack(x: PyRef<'_, PyArray>, axis: isize) -> PyResult<Vec<PyArray>> {
     let a = &x.0;
-    let k = if axis < 0 {
-        axis + a.ndim() as isize
-    } else {
-        axis
-    };
-    let n = usize::try_from(k)
-        .ok()
-        .and_then(|k| a.shape().get(k).copied())
-        .ok_or_else(|| {
-            pyo3::exceptions::PyIndexError::new_err(format!(
-                "axis {axis} is out of bounds for array of dimension {}",
-                a.ndim()
-            ))
-        })?;
+    let k = dlarray::layout::normalize_axis(axis, a.ndim()).map_err(to_py)?;
+    let n = a.shape()[k];
     (0..n)
-        .map(|i| a.index_axis(k, i).map(PyArray).map_err(to_py))
+        .map(|i| a.index_axis(k as isize, i).map(PyArray).map_err(to_py))
         .collect()
 }
 
@@ -89,16 +77,8 @@ fn arg(
         if !keepdims {
             return Ok(r);
         }
-        let shape: Vec<isize> = match axis {
-            None => vec![1; x.ndim()],
-            Some(a) => {
-                let k = if a < 0 { a + x.ndim() as isize } else { a } as usize;
-                (0..x.ndim())
-                    .map(|d| if d == k { 1 } else { x.shape()[d] as isize })
-                    .collect()
-            }
-        };
-        r.reshape(&shape)
+        let axes = axis.map_or(dlarray::Axes::All, |a| dlarray::Axes::These(vec![a]));
+        crate::functions::keep(x, r, &axes)
     })
     .map(PyArray)
     .map_err(to_py)
@@ -143,6 +123,21 @@ pub fn cumulative_sum(
     cumulative(py, &x.0, axis, dtype, include_initial, false)
 }
 
+/// `cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False)`, as
+/// `cumulative_sum`.
+#[pyfunction]
+#[pyo3(signature = (x, /, *, axis=None, dtype=None, include_initial=false))]
+pub fn cumulative_prod(
+    py: Python<'_>,
+    x: PyRef<'_, PyArray>,
+    axis: Option<isize>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    include_initial: bool,
+) -> PyResult<PyArray> {
+    let dtype = dtype.map(crate::dtype_arg::dtype_arg).transpose()?;
+    cumulative(py, &x.0, axis, dtype, include_initial, true)
+}
+
 /// The running sum (or product) of the array API: `include_initial` puts the identity
 /// first.
 pub(crate) fn cumulative(
@@ -177,11 +172,7 @@ pub(crate) fn cumulative(
         if !include_initial {
             return Ok(s);
         }
-        let k = if axis < 0 {
-            axis + a.ndim() as isize
-        } else {
-            axis
-        } as usize;
+        let k = dlarray::layout::normalize_axis(axis, a.ndim())?;
         let mut shape = s.shape().to_vec();
         shape[k] = 1;
         // On the result's device: `concatenate` places its result on the first array's.
@@ -202,6 +193,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(argmax, m)?,
         wrap_pyfunction!(argmin, m)?,
         wrap_pyfunction!(cumulative_sum, m)?,
+        wrap_pyfunction!(cumulative_prod, m)?,
     ] {
         m.add_function(f)?;
     }

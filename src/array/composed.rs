@@ -290,14 +290,9 @@ impl Array {
         if n == 0 {
             return Ok(self.clone());
         }
-        let s = shift.rem_euclid(n as isize);
-        let cut = |lo: isize, hi: isize| {
-            let mut sl: Vec<Slice> = (0..x.ndim()).map(|_| Slice::full()).collect();
-            sl[k] = Slice::new(Some(lo), Some(hi), 1);
-            x.slice(&sl)
-        };
-        let n = n as isize;
-        let rolled = Array::concatenate(&[&cut(n - s, n)?, &cut(0, n - s)?], k as isize)?;
+        let s = shift.rem_euclid(n as isize) as usize;
+        let (back, front) = (x.range_along(k, n - s..n)?, x.range_along(k, 0..n - s)?);
+        let rolled = Array::concatenate(&[&back, &front], k as isize)?;
         let shape: Vec<isize> = self.shape().iter().map(|&d| d as isize).collect();
         rolled.reshape(&shape)
     }
@@ -313,12 +308,8 @@ impl Array {
         let place = self.first_place();
         let it = self.on_devices(DType::I64);
         let idx = Array::arange(0.0, rows.max(cols) as f64, 1.0, it)?.device_put(&place)?;
-        let row = idx
-            .slice(&[Slice::new(None, Some(rows as isize), 1)])?
-            .reshape(&[rows as isize, 1])?;
-        let col = idx
-            .slice(&[Slice::new(None, Some(cols as isize), 1)])?
-            .reshape(&[1, cols as isize])?;
+        let row = idx.range_along(0, 0..rows)?.reshape(&[rows as isize, 1])?;
+        let col = idx.range_along(0, 0..cols)?.reshape(&[1, cols as isize])?;
         // Diagonal offset of each element: col - row, against k.
         let offset = col.binary(BinaryOp::Sub, &row)?;
         let kk = Array::full_sharded(&[], Scalar::Int(k as i128), it, &place)?;
@@ -328,7 +319,7 @@ impl Array {
     }
 
     /// Where this array's first shard lives (new constants are made there).
-    fn first_place(&self) -> Sharding {
+    pub(super) fn first_place(&self) -> Sharding {
         let s = &self.shard_data()[0];
         Sharding::SingleDevice(s.device.clone(), s.memory_kind())
     }

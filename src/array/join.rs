@@ -4,7 +4,7 @@ use super::Array;
 use crate::backends::TensorRef;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::layout::{Layout, Slice, normalize_axis};
+use crate::layout::{Layout, normalize_axis};
 
 impl Array {
     /// The arrays joined along an existing `axis` (NumPy's `concatenate`, the array API's
@@ -109,12 +109,7 @@ impl Array {
         bounds.push(n);
         bounds
             .windows(2)
-            .map(|w| {
-                let mut s: Vec<Slice> = (0..self.ndim()).map(|_| Slice::full()).collect();
-                let (lo, hi) = (w[0], w[1].max(w[0]));
-                s[axis] = Slice::new(Some(lo as isize), Some(hi as isize), 1);
-                self.slice(&s)
-            })
+            .map(|w| self.range_along(axis, w[0]..w[1].max(w[0])))
             .collect()
     }
 

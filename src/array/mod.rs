@@ -538,6 +538,14 @@ impl Array {
         self.map_single_view(|l| l.slice(slices))
     }
 
+    /// The view of elements `range` along `axis` (every other axis whole): what splits,
+    /// rolls and scans cut.
+    pub(crate) fn range_along(&self, axis: usize, range: std::ops::Range<usize>) -> Result<Array> {
+        let mut s: Vec<Slice> = (0..self.ndim()).map(|_| Slice::full()).collect();
+        s[axis] = Slice::new(Some(range.start as isize), Some(range.end as isize), 1);
+        self.slice(&s)
+    }
+
     /// The sub-array at `index` along `axis` (that axis removed); no copy on one device, nor on
     /// many when `axis` is not split.
     pub fn index_axis(&self, axis: isize, index: usize) -> Result<Array> {

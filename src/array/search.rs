@@ -2,11 +2,10 @@
 //! `min`, comparisons, `where`, `concatenate`), so they run on every backend and sharding.
 
 use super::Array;
-use super::sharding::Sharding;
 use crate::backends::{BinaryOp, ReduceOp};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
-use crate::layout::{Slice, normalize_axis};
+use crate::layout::normalize_axis;
 
 impl Array {
     /// The index (int64; int32 on devices without 64-bit kernels) of the first largest element along `axis` (NumPy's `argmax`: a
@@ -42,8 +41,7 @@ impl Array {
         let hit = x
             .binary(BinaryOp::Eq, &m)?
             .binary(BinaryOp::LogicalOr, &x.isnan()?)?;
-        let s = &x.shard_data()[0];
-        let place = Sharding::SingleDevice(s.device.clone(), s.memory_kind());
+        let place = x.first_place();
         let mut shape = vec![1isize; x.ndim()];
         shape[axis] = n as isize;
         // int64, or int32 on devices without 64-bit kernels (as JAX without x64).
@@ -84,16 +82,9 @@ impl Array {
         let mut shift = 1;
         while shift < n {
             // acc[i] = acc[i - shift] op acc[i] for i >= shift; the first `shift` stay.
-            let cut = |lo: Option<isize>, hi: Option<isize>| {
-                let mut s: Vec<Slice> = (0..acc.ndim()).map(|_| Slice::full()).collect();
-                s[axis] = Slice::new(lo, hi, 1);
-                acc.slice(&s)
-            };
-            let (head, tail) = (
-                cut(None, Some(shift as isize))?,
-                cut(Some(shift as isize), None)?,
-            );
-            let before = cut(None, Some((n - shift) as isize))?;
+            let head = acc.range_along(axis, 0..shift)?;
+            let tail = acc.range_along(axis, shift..n)?;
+            let before = acc.range_along(axis, 0..n - shift)?;
             let combined = before.binary(op, &tail)?;
             acc = Array::concatenate(&[&head, &combined], axis as isize)?;
             shift *= 2;

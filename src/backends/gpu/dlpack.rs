@@ -70,10 +70,14 @@ pub(crate) fn wait_for_producer<D: Driver>(
 ) -> Result<()> {
     let stream = match producer {
         Some(s) => StreamHandle(s as u64),
-        None => match convention {
-            StreamConvention::Cuda => StreamHandle(1),
-            _ => StreamHandle(0),
-        },
+        // The producer's default stream: what `stream=None` names in its runtime.
+        None => {
+            let default = match convention {
+                StreamConvention::Rocm => ExportSync::Default,
+                _ => ExportSync::LegacyDefault,
+            };
+            consumer_stream(convention, default).unwrap_or(StreamHandle(0))
+        }
     };
     let d = &*dev.driver;
     let ev = dev.ok(d.event_record(dev.index, stream))?;
