@@ -58,6 +58,14 @@ pub enum Error {
     /// A backend reported a failure of its own (a driver error, ...).
     #[error("backend `{backend}`: {message}")]
     Backend { backend: String, message: String },
+    /// An exchange with another array library (candle, tch-rs) failed: a dtype or device
+    /// the other side lacks, or that library's own error.
+    #[error("{library}: {message}")]
+    Interop {
+        /// The other library: `candle` or `tch`.
+        library: &'static str,
+        message: String,
+    },
     /// An argument is invalid for a reason not covered above.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),

@@ -8,6 +8,10 @@ use crate::backends::{Address, Device, MemoryKind, Owner};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::layout::{Layout, for_each_run};
+#[cfg(feature = "candle")]
+use std::any::Any;
+#[cfg(feature = "candle")]
+use std::sync::Arc;
 
 /// What a wrap describes: element `[0, .., 0]` at `data`, then shape and element strides.
 pub(crate) struct Strided<'a> {
@@ -94,6 +98,32 @@ pub(crate) unsafe fn wrap(
             .wrap_foreign(device.index(), kind, address, bytes, owner)?
     };
     Ok(Array::from_buffer(device.clone(), t.dtype, buffer, layout))
+}
+
+#[cfg(feature = "candle")]
+impl Array {
+    /// Takes back the owner of a single-device array's foreign host memory without a copy,
+    /// if `accept` takes it (given the owner, the buffer's address and the array's view of
+    /// it): only when nothing else holds the array or its buffer (no clone, no view) and the
+    /// backend lets the owner go. The array comes back unchanged otherwise.
+    pub(crate) fn take_foreign(
+        self,
+        accept: &dyn Fn(&(dyn Any + Send + Sync), *const u8, &Layout) -> bool,
+    ) -> std::result::Result<Owner, Array> {
+        let mut inner = match Arc::try_unwrap(self.0) {
+            Ok(inner) => inner,
+            Err(shared) => return Err(Array(shared)),
+        };
+        let taken = match inner.shards.as_mut_slice() {
+            [s] => Arc::get_mut(&mut s.buffer).and_then(|b| {
+                let base = b.address().host()?.as_ptr() as *const u8;
+                let layout = &s.layout;
+                b.take_owner(&|o| accept(o, base, layout))
+            }),
+            _ => None,
+        };
+        taken.ok_or_else(|| Array(Arc::new(inner)))
+    }
 }
 
 /// Rust `bool` must be 0 or 1: reject foreign bytes that are not.

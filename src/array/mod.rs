@@ -174,9 +174,33 @@ impl Array {
 
     // ---- creation ----
 
-    /// An array of `shape` holding `data` (row-major) on the default device.
+    /// An array of `shape` holding `data` (row-major) on the default device. On a `cpu`
+    /// device the array takes the vector itself, without a copy (and `into_candle` can hand
+    /// it on the same way); on other devices the data is copied there.
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Array> {
-        Array::from_slice(&data, shape)
+        let device = backends::registry::default_device()?;
+        if device.platform() != "cpu" || data.is_empty() {
+            return Array::from_slice_on(&data, shape, &device);
+        }
+        if checked_size(shape)? != data.len() {
+            return Err(Error::ShapeMismatch {
+                op: "from_vec",
+                lhs: vec![data.len()],
+                rhs: shape.to_vec(),
+            });
+        }
+        let strides = crate::layout::contiguous_strides(shape);
+        let t = foreign::Strided {
+            data: data.as_ptr() as *const u8,
+            shape,
+            strides: &strides,
+            dtype: T::DTYPE,
+        };
+        let kind = device.default_memory_kind();
+        // SAFETY: `data` holds exactly the row-major elements of `shape` from `as_ptr()`; it
+        // moves into the buffer's owner (moving a Vec does not move its heap data), so the
+        // memory stays valid and unchanged while the array lives.
+        unsafe { foreign::wrap(t, &device, kind, true, Box::new(data)) }
     }
 
     /// An array of `shape` holding a copy of `data` (row-major) on the default device.

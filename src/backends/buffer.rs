@@ -41,7 +41,9 @@ impl Address {
 
 /// Keeps foreign memory alive; dropping it releases the memory (a DLPack deleter, an
 /// `ndarray`'s storage). A backend drops it only after its last queued use of the memory.
-pub type Owner = Box<dyn Send + Sync>;
+/// It is `Any` so that an interop layer can take back what it put in (a `Vec<T>`, a candle
+/// tensor) through [`DeviceBuffer::take_owner`].
+pub type Owner = Box<dyn std::any::Any + Send + Sync>;
 
 /// Memory owned by one backend on one of its devices.
 ///
@@ -63,4 +65,14 @@ pub trait DeviceBuffer: Send + Sync + Debug {
     fn address(&self) -> Address;
     /// For the owning backend to recover its concrete type; the layers above never downcast.
     fn as_any(&self) -> &dyn Any;
+    /// For a buffer wrapping foreign memory that no queued work still reads: hands its
+    /// [`Owner`] back if `accept` takes it, leaving the buffer holding nothing, so the memory
+    /// can leave without a copy (an array made from a `Vec<T>` becoming a candle tensor).
+    /// The caller holds the only reference (`Arc::get_mut`) and drops the buffer right
+    /// after. `None` (the default) where the buffer owns its memory or must outlive queued
+    /// work.
+    fn take_owner(&mut self, accept: &dyn Fn(&(dyn Any + Send + Sync)) -> bool) -> Option<Owner> {
+        let _ = accept;
+        None
+    }
 }

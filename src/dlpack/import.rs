@@ -54,7 +54,7 @@ fn dtype_of(t: &DLTensor) -> Result<DType> {
 }
 
 /// The device that holds imported memory of DLPack device `d`.
-fn target_device(d: DLDevice) -> Result<(Device, MemoryKind, bool)> {
+pub(crate) fn target_device(d: DLDevice) -> Result<(Device, MemoryKind, bool)> {
     use crate::backends::registry::find_device;
     if d.device_type.name().is_none() {
         return Err(bad(format!(

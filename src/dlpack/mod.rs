@@ -2,10 +2,10 @@
 //! as owned [`DLPackTensor`]s (with an automatic host-copy fallback for devices that cannot
 //! export), and zero-copy import.
 
-mod device;
+pub(crate) mod device;
 mod export;
 pub mod ffi;
-mod import;
+pub(crate) mod import;
 pub mod stream;
 mod tensor;
 

@@ -59,7 +59,7 @@ fn extreme_slices_match_python() {
     );
     assert_eq!(
         offsets(Slice::new(Some(isize::MIN), None, isize::MIN)),
-        vec![]
+        Vec::<usize>::new()
     );
     // A big stride times a big step on a one-element result keeps the old stride.
     let big = Layout::from_parts(&[2], &[1 << 40], 0, (1 << 40) + 1).unwrap();

@@ -15,7 +15,8 @@ pub struct ForeignBuffer {
     len: usize,
     device: usize,
     kind: MemoryKind,
-    _owner: Owner,
+    /// `None` once [`DeviceBuffer::take_owner`] handed it back.
+    owner: Option<Owner>,
 }
 
 // SAFETY: the memory is only read through this buffer, and owners are Send + Sync.
@@ -38,7 +39,7 @@ impl ForeignBuffer {
             len,
             device,
             kind,
-            _owner: owner,
+            owner: Some(owner),
         }
     }
 }
@@ -71,5 +72,14 @@ impl DeviceBuffer for ForeignBuffer {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    // Host backends run eagerly: no work is queued on the memory once the caller holds the
+    // only reference.
+    fn take_owner(&mut self, accept: &dyn Fn(&(dyn Any + Send + Sync)) -> bool) -> Option<Owner> {
+        if accept(self.owner.as_deref()?) {
+            self.owner.take()
+        } else {
+            None
+        }
     }
 }
