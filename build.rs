@@ -5,14 +5,17 @@
 //! without `LD_LIBRARY_PATH`, and, for the examples, `--no-as-needed -ltorch`, which keeps
 //! `libtorch_cuda` loaded on a GPU machine.
 
-use std::env;
-use std::path::PathBuf;
+#[cfg(feature = "tch")]
+use std::{env, path::PathBuf};
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    if env::var_os("CARGO_FEATURE_TCH").is_none() {
-        return;
-    }
+    #[cfg(feature = "tch")]
+    tch();
+}
+
+#[cfg(feature = "tch")]
+fn tch() {
     println!("cargo:rerun-if-changed=src/interop/tch/blob.cpp");
     // torch-sys has `links = "tch"` and prints `cargo:libtorch_lib=...`.
     let lib = PathBuf::from(

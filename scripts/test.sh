@@ -26,6 +26,11 @@ command -v cargo >/dev/null || {
   exit 1
 }
 
+# --- the Python venv ------------------------------------------------------------------------
+# pytest's NumPy, JAX and PyTorch, and the libtorch that feature `tch` (in --all-features)
+# builds and links against: made once, cached outside the clone.
+./scripts/venv.sh
+
 # --- tests ---------------------------------------------------------------------------------
 # Mesa's drivers want a private runtime directory (else they print a warning per process).
 if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "$XDG_RUNTIME_DIR" ]; then
@@ -44,66 +49,18 @@ if [ $# -eq 0 ]; then
     cargo test --all-features --test wgpu --test wgpu_limits
 fi
 
+# --- candle and tch-rs interop: the examples the README runs ----------------------------
+if [ $# -eq 0 ]; then
+  echo "== interop examples"
+  cargo run -q --all-features --example candle_interop
+  cargo run -q --all-features --example tch_interop
+fi
+
 # --- Python module and its pytest suite ---------------------------------------------------
 # A venv with the released NumPy, JAX (CPU) and PyTorch our capsules must satisfy, the module
 # built into it by maturin, then pytest. `./scripts/test.sh --test X` skips this part.
 if [ $# -eq 0 ]; then
-  py=${PYTHON:-python3}
-  # PyPI's Linux torch wheel pulls ~2.7 GB of CUDA wheels that its libraries link against, and
-  # a download cut short has failed CI before. The venv therefore lives outside the clone, in
-  # a cache keyed by the pinned requirements (`DLARRAY_VENV` overrides the place): a machine
-  # that has it downloads nothing; a fresh one builds it. The wheels are first downloaded into
-  # a folder (pip resumes a cut download, and a retried `pip download` keeps the files that
-  # arrived), one line per wheel, then installed from it offline. `.venv` links to it.
-  reqs=(maturin==1.16.0 pytest==9.2.0 numpy==2.4.6 "jax[cpu]==0.10.2" torch==2.13.0)
-  key=$(printf '%s\n' "${reqs[@]}" "$("$py" -c 'import sys; print(sys.version)')" | sha256sum | cut -c1-12)
-  venv=${DLARRAY_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/dlarray/venv-$key}
-  # A cached venv that no longer imports what it should is rebuilt from scratch.
-  if [ -f "$venv/.dlarray-reqs" ] &&
-     ! "$venv/bin/python" -c 'import numpy, jax, torch, maturin, pytest' >/dev/null 2>&1; then
-    echo "== cached venv $venv is broken: rebuilding it"
-    rm -rf "$venv"
-  fi
-  if [ ! -x "$venv/bin/python" ]; then
-    mkdir -p "$(dirname "$venv")"
-    "$py" -m venv "$venv" 2>/dev/null || {
-      if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
-      $sudo apt-get install -y -qq python3-venv && "$py" -m venv "$venv"
-    }
-  fi
-  if [ "$(cat "$venv/.dlarray-reqs" 2>/dev/null)" != "${reqs[*]}" ]; then
-    echo "== building the Python test venv in $venv (downloads ~2.7 GB once)"
-    retry() {
-      local attempt
-      for attempt in 1 2 3 4; do
-        "$@" && return 0
-        echo "failed (attempt $attempt of 4): $*; retrying in $((attempt * 15)) s" >&2
-        sleep $((attempt * 15))
-      done
-      return 1
-    }
-    pip=("$venv/bin/python" -m pip)
-    retry "${pip[@]}" install -q --retries 10 --timeout 60 --upgrade pip
-    # --no-cache-dir: the wheels are kept in one place only (pip's cache would hold a second
-    # copy of ~3 GB). Not -q: pip names each wheel as it downloads (the progress in a log).
-    retry "${pip[@]}" download --progress-bar off --no-cache-dir --retries 10 --timeout 60 \
-      --resume-retries 20 -d "$venv/wheels" "${reqs[@]}"
-    # Installed one file at a time, each deleted once in, so the disk never holds every wheel
-    # and all of site-packages at once (~2 GB less at the peak). `pip download` resolved the
-    # set, so --no-deps installs exactly it; `pip check` confirms nothing is missing.
-    for w in "$venv"/wheels/*; do
-      echo "installing $(basename "$w")"
-      "${pip[@]}" install -q --no-cache-dir --no-index --no-deps "$w"
-      rm -f "$w"
-    done
-    "${pip[@]}" check
-    rm -rf "$venv/wheels"
-    echo "${reqs[*]}" >"$venv/.dlarray-reqs"
-  fi
-  if [ "$(readlink .venv 2>/dev/null)" != "$venv" ]; then
-    rm -rf .venv
-    ln -s "$venv" .venv
-  fi
+  venv=$(readlink -f .venv)
   # Every generated GPU kernel compiles with NVRTC, the compiler library of the venv's CUDA
   # wheels (torch's `nvidia-cuda-nvrtc`): no GPU needed, and a missing NVRTC fails the run.
   echo "== NVRTC: every generated GPU kernel"
@@ -129,15 +86,17 @@ fi
 # --- memory checks -------------------------------------------------------------------------
 # The test binaries that hand raw pointers across an FFI boundary (the DLPack suites, the
 # ndarray interop in dlpack_export, the fake asynchronous backend's suite with its imported
-# device memory, the fuzz corpus replay, the 8-thread stress test): run them under valgrind
+# device memory, the fuzz corpus replay, the 8-thread stress test, candle's tensors and
+# vectors changing hands): run them under valgrind
 # memcheck; any error or definite leak fails the run.
 if [ $# -eq 0 ]; then
   bins=$(cargo test --all-features --no-run --message-format=json \
            --test dlpack_import --test dlpack_export --test dlpack_policy \
-           --test async_contract --test fuzz_replay --test stress 2>/dev/null |
-         grep -Eo '"executable":"[^"]*(dlpack_|async_contract|fuzz_replay|stress)[^"]*"' |
+           --test async_contract --test fuzz_replay --test stress --test candle_interop \
+           2>/dev/null |
+         grep -Eo '"executable":"[^"]*(dlpack_|async_contract|fuzz_replay|stress|candle_interop)[^"]*"' |
          cut -d'"' -f4)
-  [ "$(echo "$bins" | wc -w)" -eq 6 ] || { echo "memcheck test binaries missing: $bins" >&2; exit 1; }
+  [ "$(echo "$bins" | wc -w)" -eq 7 ] || { echo "memcheck test binaries missing: $bins" >&2; exit 1; }
   for b in $bins; do
     echo "== valgrind memcheck: $(basename "$b")"
     # Host backends only: the GPU drivers' own allocations are not ours to check.
