@@ -1,5 +1,7 @@
 //! The `dlarray` command: `devices`, `bench`, and (with no arguments) a tour of the runtime.
 
+mod bench;
+
 use clap::{Parser, Subcommand};
 use dlarray::{Array, Axes, DType, Device, Mesh, PartitionSpec, Result, Sharding};
 use std::process::ExitCode;
@@ -20,33 +22,16 @@ struct Cli {
 enum Command {
     /// List devices (and backends that are unavailable, with the reason).
     Devices,
-    /// Time add, sum and matmul on the first device of each backend.
-    Bench {
-        /// Elements of the add/sum operands.
-        #[arg(long, default_value_t = 1 << 24)]
-        size: usize,
-        /// Side of the square matmul operands.
-        #[arg(long, default_value_t = 1024)]
-        matmul: usize,
-        /// Repetitions (the median is reported).
-        #[arg(long, default_value_t = 7)]
-        reps: usize,
-        /// Only these backends (comma separated).
-        #[arg(long)]
-        backends: Option<String>,
-    },
+    /// Benchmark ops x sizes x dtypes on every device (or those chosen): a table on stdout,
+    /// progress on stderr, optionally JSON records and an SVG plot.
+    Bench(bench::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Devices) => devices(),
-        Some(Command::Bench {
-            size,
-            matmul,
-            reps,
-            backends,
-        }) => bench(size, matmul, reps.max(1), backends),
+        Some(Command::Bench(args)) => bench::run(args),
         None => tour(),
     };
     match result {
@@ -310,64 +295,5 @@ fn tour() -> Result<()> {
         )?;
     }
     println!("\nall checks passed");
-    Ok(())
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn bench(size: usize, n: usize, reps: usize, only: Option<String>) -> Result<()> {
-    let wanted: Option<Vec<String>> = only.map(|s| s.split(',').map(str::to_string).collect());
-    // An unknown name is an error listing the known ones, not an empty table.
-    let known: Vec<String> = dlarray::backends().into_iter().map(|b| b.name).collect();
-    if let Some(w) = &wanted {
-        let known: Vec<&str> = known.iter().map(String::as_str).collect();
-        dlarray::backends::check_backend_names("--backends", w, &known)?;
-    }
-    let mut seen = Vec::new();
-    println!(
-        "{:<8} {:>14} {:>14} {:>16}",
-        "device", "add GB/s", "sum GB/s", "matmul GFLOP/s"
-    );
-    for d in dlarray::devices()? {
-        // One device per backend and runtime: every TPU device is alike, wgpu's Vulkan and GL
-        // adapters are not.
-        let b = d.backend_name().to_string();
-        let key = (b.clone(), d.platform_version().to_string());
-        if seen.contains(&key) || wanted.as_ref().is_some_and(|w| !w.contains(&b)) {
-            continue;
-        }
-        seen.push(key);
-        let x = Array::full(&[size], 1.5f32, DType::F32)?.to_device(&d)?;
-        let y = Array::full(&[size], 2.5f32, DType::F32)?.to_device(&d)?;
-        let run = |f: &dyn Fn() -> Result<Array>| -> Result<Duration> {
-            f()?.block_until_ready()?;
-            let mut t = Vec::with_capacity(reps);
-            for _ in 0..reps {
-                let (r, dt) = time(|| {
-                    let r = f()?;
-                    r.block_until_ready()?;
-                    Ok(r)
-                })?;
-                drop(r);
-                t.push(dt);
-            }
-            Ok(median(t))
-        };
-        let add = run(&|| &x + &y)?;
-        let sum = run(&|| x.sum(Axes::All))?;
-        let a = Array::full(&[n, n], 0.5f32, DType::F32)?.to_device(&d)?;
-        let mm = run(&|| a.matmul(&a))?;
-        let gbs = |bytes: f64, t: Duration| bytes / t.as_secs_f64() / 1e9;
-        println!(
-            "{:<8} {:>14.2} {:>14.2} {:>16.1}",
-            d.name(),
-            gbs(12.0 * size as f64, add),
-            gbs(4.0 * size as f64, sum),
-            2.0 * (n as f64).powi(3) / mm.as_secs_f64() / 1e9
-        );
-    }
     Ok(())
 }
