@@ -25,7 +25,7 @@ fn fails_with(args: &[&str], want: &[&str]) {
 fn unknown_names_are_errors_listing_the_known_ones() {
     fails_with(
         &["--backends", "cpu,gpu"],
-        &["`gpu`", "the known ones are", "cpu", "tpu", "wgpu"],
+        &["`gpu`", "the known backends are", "cpu", "tpu", "wgpu"],
     );
     fails_with(
         &["--ops", "add,conv"],

@@ -244,7 +244,7 @@ fn unknown_backend_names_are_errors_listing_the_known_ones() {
     );
     let (ok, text) = cli(
         &[("DLARRAY_BACKENDS", "cpu")],
-        &["bench", "--backends", "gpu", "--size", "16"],
+        &["bench", "--backends", "gpu", "--sizes", "16"],
     );
     assert!(!ok, "{text}");
     assert!(

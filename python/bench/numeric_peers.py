@@ -1,10 +1,15 @@
-"""NumPy and PyTorch on the CPU work of `cargo bench --bench foundation` (16M-element f32 add
-and sum, 1024x1024 f32 matmul), to compare with dlarray in the same minutes:
+"""NumPy and PyTorch on the CPU work of `cargo bench --bench cpu_peers` (add and sum of f32 at
+1K to 64M elements, 1024x1024 f32 matmul, an 8-element add), to set beside dlarray, ndarray
+and candle in the same minutes:
 
-    .venv/bin/python python/bench/numeric_peers.py && cargo bench --bench foundation
+    .venv/bin/python python/bench/numeric_peers.py [--json FILE]
 
-Medians of 31 timed calls after 3 warm-ups; torch limited to this machine's cores."""
+Median of timed batches after warm-up (batches of at least 2 ms, as criterion sizes them);
+torch limited to this machine's cores. Prints a table; `--json` writes
+{"group/peer/size": seconds} with the groups and size labels criterion uses."""
+import json
 import os
+import sys
 import time
 
 import numpy as np
@@ -12,26 +17,51 @@ import torch
 
 torch.set_num_threads(os.cpu_count() or 1)
 
+SIZES = [("1K", 1 << 10), ("16K", 1 << 14), ("256K", 1 << 18), ("1M", 1 << 20),
+         ("4M", 1 << 22), ("16M", 1 << 24), ("64M", 1 << 26)]
 
-def median_ms(f, n=31, warm=3):
-    for _ in range(warm):
+
+def median_s(f, samples=15):
+    for _ in range(3):
         f()
+    t = time.perf_counter()
+    f()
+    once = max(time.perf_counter() - t, 1e-9)
+    reps = max(1, min(100_000, int(2e-3 / once) + 1))
     ts = []
-    for _ in range(n):
+    for _ in range(samples):
         t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
+        for _ in range(reps):
+            f()
+        ts.append((time.perf_counter() - t) / reps)
     ts.sort()
-    return ts[n // 2] * 1e3
+    return ts[len(ts) // 2]
 
 
-N = 16 << 20
-a = (np.arange(N) % 13).astype(np.float32)
-b = a.copy()
-ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-m = np.random.default_rng(0).random((1024, 1024), dtype=np.float32)
-tm = torch.from_numpy(m)
-gflops = lambda ms: 2 * 1024**3 / (ms * 1e-3) / 1e9
-print(f"add f32 16M    numpy {median_ms(lambda: a + b):7.2f} ms   torch {median_ms(lambda: ta + tb):7.2f} ms")
-print(f"sum f32 16M    numpy {median_ms(lambda: a.sum()):7.2f} ms   torch {median_ms(lambda: ta.sum()):7.2f} ms")
-print(f"matmul f32 1024 numpy {gflops(median_ms(lambda: m @ m)):6.0f} GFLOP/s torch {gflops(median_ms(lambda: tm @ tm)):6.0f} GFLOP/s")
+def main():
+    out = {}
+    for label, n in SIZES:
+        a = ((np.arange(n) % 1000) * 0.5).astype(np.float32)
+        b = a.copy()
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        out[f"add_f32/numpy/{label}"] = median_s(lambda: a + b)
+        out[f"add_f32/torch/{label}"] = median_s(lambda: ta + tb)
+        out[f"sum_f32/numpy/{label}"] = median_s(lambda: a.sum())
+        out[f"sum_f32/torch/{label}"] = median_s(lambda: ta.sum())
+    m = ((np.arange(1024 * 1024) % 17) * 0.1).astype(np.float32).reshape(1024, 1024)
+    tm = torch.from_numpy(m)
+    out["matmul_f32_1024/numpy"] = median_s(lambda: m @ m)
+    out["matmul_f32_1024/torch"] = median_s(lambda: tm @ tm)
+    e = np.arange(8, dtype=np.float32)
+    te = torch.from_numpy(e)
+    out["add_f32_8_overhead/numpy"] = median_s(lambda: e + e)
+    out["add_f32_8_overhead/torch"] = median_s(lambda: te + te)
+    for k, v in out.items():
+        print(f"{k:32} {v * 1e6:12.3f} us")
+    if "--json" in sys.argv:
+        with open(sys.argv[sys.argv.index("--json") + 1], "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

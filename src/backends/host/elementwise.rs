@@ -187,7 +187,8 @@ pub(crate) fn select(
             vb.layout.offset() as isize,
             0,
         ];
-        par_ranges(dev, n, |r| {
+        // A bool condition, two operands read, one written.
+        par_ranges(dev, n, 1 + 3 * size_of::<T>(), |r| {
             for_each_run(&cshape, [&sc, &sa, &sb, &so], base, r, |[co, ao, bo, oo], len, [ci, ai, bi, _]| {
                 // SAFETY: output offsets of a row-major walk are oo..oo+len, inside `out`.
                 let os = unsafe { out_slice(o, &(oo as usize..oo as usize + len)) };

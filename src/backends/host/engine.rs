@@ -8,10 +8,24 @@ use crate::dtype::Element;
 use crate::layout::{coalesce, contiguous_strides, for_each_run};
 use std::mem::MaybeUninit;
 use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// Below this many elements a kernel runs on the calling thread: dispatching to a pool costs
-/// more than the work.
-pub(crate) const PAR_MIN: usize = 1 << 15;
+/// Below this many bytes of traffic (read plus written) a kernel runs on the calling thread:
+/// waking the pool costs more than the work saved. `DLARRAY_PAR_MIN_BYTES` overrides it (read
+/// once), to find the break-even on another machine.
+const PAR_MIN_BYTES: usize = 1 << 19;
+
+/// The threshold in bytes, `PAR_MIN_BYTES` unless overridden.
+pub(crate) fn par_min_bytes() -> usize {
+    static MIN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MIN.get_or_init(|| {
+        std::env::var("DLARRAY_PAR_MIN_BYTES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(PAR_MIN_BYTES)
+    })
+}
 
 /// A raw pointer that may cross threads; the code that shares it guarantees disjoint writes.
 #[derive(Clone, Copy)]
@@ -29,32 +43,123 @@ unsafe impl<T> Send for SendPtr<T> {}
 // SAFETY: as above.
 unsafe impl<T> Sync for SendPtr<T> {}
 
-/// Runs `f(0)`, .., `f(chunks - 1)` on `dev`'s threads.
+/// Runs `f(0)`, .., `f(chunks - 1)` on `dev`'s threads, the calling thread included.
+///
+/// The caller does not hand the work over and sleep (as `ThreadPool::install` does): it
+/// queues `threads - 1` helpers and takes chunks itself from a shared counter, so a helper
+/// that wakes late (tens of microseconds on a virtual machine) finds the work done and costs
+/// nothing, and the op is never much slower than on one thread. candle's barrier pool and
+/// OpenBLAS keep their workers spinning instead, which burns the cores between ops.
 ///
 /// Not generic on purpose: every kernel (op x dtype) reaches the pool through this one
-/// function, so rayon's job machinery is compiled once instead of once per kernel (it was
-/// most of the crate's code size).
+/// function, so the job machinery is compiled once instead of once per kernel.
 pub(crate) fn par_for(dev: &HostDevice, chunks: usize, f: &(dyn Fn(usize) + Sync)) {
     if chunks <= 1 || dev.threads() <= 1 {
         (0..chunks).for_each(f);
         return;
     }
-    dev.install(|| {
-        use rayon::prelude::*;
-        (0..chunks).into_par_iter().for_each(f);
+    let shared = Arc::new(Shared {
+        next: AtomicUsize::new(0),
+        chunks,
+        active: AtomicUsize::new(0),
+        closed: AtomicBool::new(false),
+        panicked: AtomicBool::new(false),
+        // SAFETY: the lifetime is erased only for the helpers, which call `f` while `closed`
+        // is false or they are counted in `active`; this function returns (and `f`'s borrow
+        // ends) only after `closed` is set and `active` is back to zero.
+        job: JobPtr(unsafe {
+            std::mem::transmute::<&(dyn Fn(usize) + Sync), &'static (dyn Fn(usize) + Sync)>(f)
+        }),
     });
+    for _ in 1..dev.threads().min(chunks) {
+        let s = shared.clone();
+        dev.spawn(move || s.help());
+    }
+    let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| shared.run(f)));
+    shared.closed.store(true, Ordering::SeqCst);
+    let mut spins = 0u32;
+    while shared.active.load(Ordering::Acquire) != 0 {
+        // A helper is finishing its last chunk: at most one chunk's time.
+        spins += 1;
+        if spins < 1 << 12 {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+    if let Err(p) = mine {
+        std::panic::resume_unwind(p);
+    }
+    if shared.panicked.load(Ordering::Acquire) {
+        panic!("a kernel panicked on a helper thread");
+    }
 }
 
-/// The chunk length to split `n` elements of work into over `dev`'s threads (a few chunks per
-/// thread balance load), or `None` when `n` is too small or there is one thread.
-pub(crate) fn chunk_len(dev: &HostDevice, n: usize) -> Option<usize> {
+/// The job `f` of a `par_for` call, shared with its helpers.
+#[derive(Clone, Copy)]
+struct JobPtr(&'static (dyn Fn(usize) + Sync));
+
+/// What a `par_for` caller and its helpers share: the next chunk to take, and who is still
+/// inside the job.
+struct Shared {
+    next: AtomicUsize,
+    chunks: usize,
+    /// Helpers that may be calling the job.
+    active: AtomicUsize,
+    /// Set by the caller once it has run out of chunks: a helper that starts later leaves
+    /// without touching the job.
+    closed: AtomicBool,
+    panicked: AtomicBool,
+    job: JobPtr,
+}
+
+impl Shared {
+    fn run(&self, f: &(dyn Fn(usize) + Sync)) {
+        loop {
+            let c = self.next.fetch_add(1, Ordering::Relaxed);
+            if c >= self.chunks {
+                return;
+            }
+            f(c);
+        }
+    }
+
+    fn help(&self) {
+        // Counted before looking at `closed` (both SeqCst): either the caller sees this
+        // helper in `active` and waits, or this helper sees `closed` and leaves.
+        self.active.fetch_add(1, Ordering::SeqCst);
+        if !self.closed.load(Ordering::SeqCst) {
+            let job = self.job.0;
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run(job))).is_err() {
+                self.panicked.store(true, Ordering::Release);
+            }
+        }
+        // Release: the caller's Acquire load sees every write the job made.
+        self.active.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// The chunk length to split `n` items of `bytes` bytes of traffic each over `dev`'s threads
+/// (a few chunks per thread balance load), or `None` when the work is too small to pay for
+/// waking the pool, or there is one thread.
+pub(crate) fn chunk_len(dev: &HostDevice, n: usize, bytes: usize) -> Option<usize> {
     let threads = dev.threads();
-    (n >= PAR_MIN && threads > 1).then(|| (n / (threads * 4)).max(PAR_MIN / 2))
+    let bytes = bytes.max(1);
+    // Chunks of at least 64 KiB of traffic: below that a chunk's hand-off costs more than
+    // balancing saves.
+    let (min, min_chunk) = (par_min_bytes() / bytes, (1 << 16) / bytes);
+    (n >= min && threads > 1).then(|| (n / (threads * 4)).max(min_chunk).max(1))
 }
 
-/// Runs `f` over disjoint ranges covering `0..n`, in parallel on `dev`'s threads when large.
-pub(crate) fn par_ranges(dev: &HostDevice, n: usize, f: impl Fn(Range<usize>) + Sync) {
-    let Some(chunk) = chunk_len(dev, n) else {
+/// Runs `f` over disjoint ranges covering `0..n` (items of `bytes` bytes of traffic each), in
+/// parallel on `dev`'s threads when large.
+pub(crate) fn par_ranges(
+    dev: &HostDevice,
+    n: usize,
+    bytes: usize,
+    f: impl Fn(Range<usize>) + Sync,
+) {
+    let Some(chunk) = chunk_len(dev, n, bytes) else {
         f(0..n);
         return;
     };
@@ -102,8 +207,9 @@ pub(crate) fn map1<T: Element, U: Element>(
 ) {
     let n = x.layout.size();
     let o = out;
+    let bytes = size_of::<T>() + size_of::<U>();
     if let Some(xs) = x.as_slice() {
-        par_ranges(dev, n, |r| {
+        par_ranges(dev, n, bytes, |r| {
             // SAFETY: `out` holds n elements; ranges are disjoint.
             let os = unsafe { out_slice(o, &r) };
             wide(|| {
@@ -117,7 +223,7 @@ pub(crate) fn map1<T: Element, U: Element>(
     let shape = x.layout.shape();
     let os = contiguous_strides(shape);
     let (cshape, [xs, ost]) = coalesce(shape, [x.layout.strides(), &os]);
-    par_ranges(dev, n, |r| {
+    par_ranges(dev, n, bytes, |r| {
         for_each_run(
             &cshape,
             [&xs, &ost],
@@ -145,8 +251,9 @@ pub(crate) fn map2<T: Element, U: Element>(
 ) {
     let n = a.layout.size();
     let o = out;
+    let bytes = 2 * size_of::<T>() + size_of::<U>();
     if let (Some(xa), Some(xb)) = (a.as_slice(), b.as_slice()) {
-        par_ranges(dev, n, |r| {
+        par_ranges(dev, n, bytes, |r| {
             // SAFETY: `out` holds n elements; ranges are disjoint.
             let os = unsafe { out_slice(o, &r) };
             wide(|| {
@@ -161,7 +268,7 @@ pub(crate) fn map2<T: Element, U: Element>(
     let os = contiguous_strides(shape);
     let (cshape, [sa, sb, so]) = coalesce(shape, [a.layout.strides(), b.layout.strides(), &os]);
     let base = [a.layout.offset() as isize, b.layout.offset() as isize, 0];
-    par_ranges(dev, n, |r| {
+    par_ranges(dev, n, bytes, |r| {
         for_each_run(
             &cshape,
             [&sa, &sb, &so],
@@ -202,7 +309,7 @@ pub(crate) fn map2<T: Element, U: Element>(
 /// Fills `len` elements of `buf` with `value`.
 pub(crate) fn fill<T: Element>(dev: &HostDevice, buf: &mut HostBuffer, len: usize, value: T) {
     let o = SendPtr(buf.as_mut_ptr() as *mut MaybeUninit<T>);
-    par_ranges(dev, len, |r| {
+    par_ranges(dev, len, size_of::<T>(), |r| {
         // SAFETY: the buffer holds `len` elements; ranges are disjoint.
         for s in unsafe { out_slice(o, &r) } {
             s.write(value);
@@ -213,7 +320,8 @@ pub(crate) fn fill<T: Element>(dev: &HostDevice, buf: &mut HostBuffer, len: usiz
 /// `memcpy` of `len` bytes split over the device's threads.
 pub(crate) fn par_memcpy(dev: &HostDevice, src: *const u8, dst: *mut u8, len: usize) {
     let (s, d) = (SendPtr(src as *mut u8), SendPtr(dst));
-    par_ranges(dev, len, |r| {
+    // Each byte is read once and written once.
+    par_ranges(dev, len, 2, |r| {
         // SAFETY: callers pass `len` readable bytes at `src` and `len` writable bytes at `dst`
         // that do not overlap; ranges are disjoint.
         unsafe {

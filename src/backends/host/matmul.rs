@@ -150,7 +150,7 @@ fn gemm_run<T: Element>(
     let o = out_ptr::<T>(&mut out);
     if d.k == 0 {
         let zero = T::from_scalar(crate::dtype::Scalar::Int(0));
-        par_ranges(dev, total, |r| {
+        par_ranges(dev, total, size_of::<T>(), |r| {
             // SAFETY: `out` holds `total` elements; ranges are disjoint.
             for s in unsafe { out_slice(o, &r) } {
                 s.write(zero);

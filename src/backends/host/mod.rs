@@ -86,6 +86,11 @@ impl HostDevice {
     pub(crate) fn threads(&self) -> usize {
         self.threads
     }
+
+    /// Queues `job` on this device's threads and returns at once.
+    pub(crate) fn spawn(&self, job: impl FnOnce() + Send + 'static) {
+        self.pool.spawn(job)
+    }
 }
 
 /// A backend whose devices compute on host memory.

@@ -1,7 +1,7 @@
 //! Reductions over axes: sum (f16/bf16 accumulate in f32), max and min (NaN propagates;
 //! on bool they are any/all).
 
-use super::engine::{PAR_MIN, SendPtr, alloc_out, chunk_len, out_ptr, out_slice, par_for};
+use super::engine::{SendPtr, alloc_out, chunk_len, out_ptr, out_slice, par_for, par_min_bytes};
 use super::math::{Arith, Real, dispatch, dispatch_arith};
 use super::simd::wide;
 use super::view::View;
@@ -351,7 +351,7 @@ fn run<T: Element, R: Reducer<T>>(
 
     if m == 1 {
         // One output: split the reduction itself over the device's threads.
-        let acc = if let Some(chunk) = chunk_len(dev, inner.len) {
+        let acc = if let Some(chunk) = chunk_len(dev, inner.len, size_of::<T>()) {
             let chunks = inner.len.div_ceil(chunk);
             // One partial result per chunk, combined in chunk order: the sum of the same
             // array is the same bits however the threads were scheduled.
@@ -387,7 +387,10 @@ fn run<T: Element, R: Reducer<T>>(
             pos += len;
         });
     };
-    if m.saturating_mul(inner.len.max(1)) >= PAR_MIN {
+    if m.saturating_mul(inner.len.max(1))
+        .saturating_mul(size_of::<T>())
+        >= par_min_bytes()
+    {
         let dev_threads = dev.threads();
         if dev_threads > 1 && m >= dev_threads {
             let chunk = m.div_ceil(dev_threads * 4).max(1);

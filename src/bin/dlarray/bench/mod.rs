@@ -116,12 +116,12 @@ fn plan(args: &Args) -> Result<Plan> {
     let backends = dlarray::backends();
     let backend_names: Vec<String> = backends.iter().map(|b| b.name.clone()).collect();
     let wanted_backends = match &args.backends {
-        Some(s) => Some(parse_list(
-            "--backends",
-            s,
-            |n| backend_names.iter().any(|b| b == n).then(|| n.to_string()),
-            &backend_names,
-        )?),
+        Some(s) => {
+            let names: Vec<String> = s.split(',').map(|n| n.trim().to_string()).collect();
+            let known: Vec<&str> = backend_names.iter().map(String::as_str).collect();
+            dlarray::backends::check_backend_names("--backends", &names, &known)?;
+            Some(names)
+        }
         None => None,
     };
     let device_names: Vec<String> = all.iter().map(|d| d.name().to_string()).collect();

@@ -1,0 +1,125 @@
+//! dlarray beside ndarray and candle on the CPU, in one run, over the sizes where threading,
+//! pool and dispatch costs start and stop paying for themselves:
+//! `cargo bench --bench cpu_peers` (a filter such as `-- sum_f32/` narrows it).
+//!
+//! - add f32 (allocating the result) and sum f32 at 1K, 16K, 256K, 1M, 4M, 16M, 64M
+//!   elements, with a plain memcpy of the same bytes as the bandwidth limit
+//! - matmul f32 1024x1024
+//! - an 8-element add through the whole runtime (per-op overhead)
+//! - a DLPack export + import round trip
+//!
+//! NumPy and PyTorch on the same work: `python/bench/numeric_peers.py`, in the same minutes
+//! (`scripts/bench-peers.sh` runs both).
+
+use candle_core::{Device as CDevice, Tensor};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use dlarray::{Array, Axes};
+use ndarray::Array1;
+use std::hint::black_box;
+use std::time::Duration;
+
+const SIZES: [(&str, usize); 7] = [
+    ("1K", 1 << 10),
+    ("16K", 1 << 14),
+    ("256K", 1 << 18),
+    ("1M", 1 << 20),
+    ("4M", 1 << 22),
+    ("16M", 1 << 24),
+    ("64M", 1 << 26),
+];
+
+fn data(n: usize) -> Vec<f32> {
+    (0..n).map(|i| (i % 1000) as f32 * 0.5).collect()
+}
+
+fn add(c: &mut Criterion) {
+    let mut g = c.benchmark_group("add_f32");
+    for (label, n) in SIZES {
+        g.throughput(Throughput::Bytes(12 * n as u64));
+        let x = data(n);
+        let (da, db) = (
+            Array::from_vec(x.clone(), &[n]).unwrap(),
+            Array::from_vec(x.clone(), &[n]).unwrap(),
+        );
+        g.bench_function(BenchmarkId::new("dlarray", label), |b| {
+            b.iter(|| black_box((&da + &db).unwrap()))
+        });
+        let (na, nb) = (Array1::from(x.clone()), Array1::from(x.clone()));
+        g.bench_function(BenchmarkId::new("ndarray", label), |b| {
+            b.iter(|| black_box(&na + &nb))
+        });
+        let ct = Tensor::from_vec(x.clone(), n, &CDevice::Cpu).unwrap();
+        g.bench_function(BenchmarkId::new("candle", label), |b| {
+            b.iter(|| black_box((&ct + &ct).unwrap()))
+        });
+        let mut dst = vec![0f32; n];
+        g.bench_function(BenchmarkId::new("memcpy", label), |b| {
+            b.iter(|| dst.copy_from_slice(black_box(&x)))
+        });
+    }
+    g.finish();
+}
+
+fn sum(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sum_f32");
+    for (label, n) in SIZES {
+        g.throughput(Throughput::Bytes(4 * n as u64));
+        let x = data(n);
+        let da = Array::from_vec(x.clone(), &[n]).unwrap();
+        g.bench_function(BenchmarkId::new("dlarray", label), |b| {
+            b.iter(|| black_box(da.sum(Axes::All).unwrap()))
+        });
+        let na = Array1::from(x.clone());
+        g.bench_function(BenchmarkId::new("ndarray", label), |b| {
+            b.iter(|| black_box(na.sum()))
+        });
+        let ct = Tensor::from_vec(x, n, &CDevice::Cpu).unwrap();
+        g.bench_function(BenchmarkId::new("candle", label), |b| {
+            b.iter(|| black_box(ct.sum_all().unwrap()))
+        });
+    }
+    g.finish();
+}
+
+fn matmul(c: &mut Criterion) {
+    const N: usize = 1024;
+    let mut g = c.benchmark_group("matmul_f32_1024");
+    g.throughput(Throughput::Elements(2 * (N * N * N) as u64));
+    let x: Vec<f32> = (0..N * N).map(|i| (i % 17) as f32 * 0.1).collect();
+    let da = Array::from_vec(x.clone(), &[N, N]).unwrap();
+    g.bench_function("dlarray", |b| b.iter(|| black_box(da.matmul(&da).unwrap())));
+    let ct = Tensor::from_vec(x.clone(), (N, N), &CDevice::Cpu).unwrap();
+    g.bench_function("candle", |b| b.iter(|| black_box(ct.matmul(&ct).unwrap())));
+    let na = ndarray::Array2::from_shape_vec((N, N), x).unwrap();
+    g.bench_function("ndarray", |b| b.iter(|| black_box(na.dot(&na))));
+    g.finish();
+}
+
+fn tiny(c: &mut Criterion) {
+    let mut g = c.benchmark_group("add_f32_8_overhead");
+    let x = data(8);
+    let da = Array::from_vec(x.clone(), &[8]).unwrap();
+    g.bench_function("dlarray", |b| b.iter(|| black_box((&da + &da).unwrap())));
+    let ct = Tensor::from_vec(x.clone(), 8, &CDevice::Cpu).unwrap();
+    g.bench_function("candle", |b| b.iter(|| black_box((&ct + &ct).unwrap())));
+    let na = Array1::from(x);
+    g.bench_function("ndarray", |b| b.iter(|| black_box(&na + &na)));
+    g.finish();
+}
+
+fn dlpack(c: &mut Criterion) {
+    let da = Array::from_vec(data(256), &[256]).unwrap();
+    c.bench_function("dlpack_round_trip_1KiB", |b| {
+        b.iter(|| black_box(Array::from_dlpack(da.to_dlpack().unwrap()).unwrap()))
+    });
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1))
+        .sample_size(20);
+    targets = add, sum, matmul, tiny, dlpack
+}
+criterion_main!(benches);

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Regenerates docs/benchmarks.md and docs/bench.svg on this machine: `dlarray bench` over every
+# backend, the criterion CPU suite beside ndarray and candle, and NumPy/PyTorch on the same
+# work, in one sitting (~10 minutes on 2 cores). Raw outputs stay in target/benchmarks/.
+#
+#   ./scripts/benchmarks.sh            # everything
+#   BENCH_ARGS="--quick" ./scripts/benchmarks.sh   # a short `dlarray bench` matrix
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/venv.sh >/dev/null
+out=target/benchmarks
+mkdir -p "$out" docs
+if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "$XDG_RUNTIME_DIR" ]; then
+  export XDG_RUNTIME_DIR="${TMPDIR:-/tmp}/dlarray-xdg-$(id -u)"
+  mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+fi
+cargo build --release -q --bin dlarray
+echo "== dlarray bench ${BENCH_ARGS:-}" >&2
+# shellcheck disable=SC2086
+target/release/dlarray bench ${BENCH_ARGS:---sizes 1K,64K,1M} \
+  --json "$out/bench.json" --plot docs/bench.svg >"$out/bench.txt"
+echo "== criterion: cargo bench --bench cpu_peers" >&2
+rm -rf target/criterion/add_f32 target/criterion/sum_f32 target/criterion/matmul_f32_1024 \
+  target/criterion/add_f32_8_overhead target/criterion/dlpack_round_trip_1KiB
+cargo bench -q --bench cpu_peers >"$out/criterion.txt" 2>&1
+echo "== NumPy and PyTorch: python/bench/numeric_peers.py" >&2
+# OpenBLAS's SkylakeX kernel, not the Haswell one OPENBLAS_CORETYPE may force.
+env -u OPENBLAS_CORETYPE .venv/bin/python python/bench/numeric_peers.py --json "$out/py_peers.json" \
+  >"$out/py_peers.txt"
+.venv/bin/python scripts/benchmarks_report.py "$out" >docs/benchmarks.md
+echo "wrote docs/benchmarks.md and docs/bench.svg" >&2
