@@ -12,29 +12,41 @@ pub enum Error {
     /// Operand shapes are incompatible for `op`.
     #[error("{}", shape_message(op, lhs, rhs))]
     ShapeMismatch {
+        /// The operation that refused the shapes.
         op: &'static str,
+        /// The first operand's shape.
         lhs: Vec<usize>,
+        /// The second operand's shape (or the shape asked for).
         rhs: Vec<usize>,
     },
     /// An operand has a dtype the operation does not accept.
     #[error("{op}: dtype mismatch: expected {expected}, got {got}")]
     DTypeMismatch {
+        /// The operation that refused the dtype.
         op: &'static str,
+        /// What it accepts, in words (`a floating dtype`, `bool`, ...).
         expected: String,
+        /// The dtype it was given.
         got: DType,
     },
     /// A backend cannot run `op` on `dtype`.
     #[error("backend `{backend}` does not support `{op}` on {dtype}")]
     Unsupported {
+        /// The backend's name (`cpu`, `wgpu`, `cuda`, ...).
         backend: String,
+        /// The operation.
         op: String,
+        /// The dtype it cannot run on.
         dtype: DType,
     },
     /// An allocation could not be satisfied.
     #[error("out of memory on {device}: cannot allocate {bytes} bytes ({reason})")]
     OutOfMemory {
+        /// The device's name (`cpu:0`, `cuda:1`, ...).
         device: String,
+        /// The size asked for (u128: shapes whose byte count overflows `usize` say so too).
         bytes: u128,
+        /// What the allocator said.
         reason: String,
     },
     /// No device with this name exists (or its backend is not loaded); the message names the
@@ -44,26 +56,45 @@ pub enum Error {
     /// An index or axis lies outside its range (NumPy's words for axes).
     #[error("{}", out_of_range(what, *index, *size))]
     IndexOutOfRange {
+        /// What was indexed (`axis`, `index`, ...).
         what: &'static str,
+        /// The index given (negative ones count from the end).
         index: i64,
+        /// The length of what was indexed.
         size: usize,
     },
     /// A backend that was asked for (e.g. by `DLARRAY_REQUIRE`) is not available.
     #[error("backend `{backend}` is unavailable: {reason}")]
-    BackendUnavailable { backend: String, reason: String },
+    BackendUnavailable {
+        /// The backend's name.
+        backend: String,
+        /// Why discovery found no device (the driver's words where it gave any).
+        reason: String,
+    },
     /// The device is gone (driver reset, GPU removed, fatal kernel fault): this and every
     /// later call on it fail; arrays on other devices are unaffected.
     #[error("device {device} was lost: {reason}")]
-    DeviceLost { device: String, reason: String },
+    DeviceLost {
+        /// The device's name.
+        device: String,
+        /// The driver's words for the loss.
+        reason: String,
+    },
     /// A backend reported a failure of its own (a driver error, ...).
     #[error("backend `{backend}`: {message}")]
-    Backend { backend: String, message: String },
+    Backend {
+        /// The backend's name.
+        backend: String,
+        /// Its message.
+        message: String,
+    },
     /// An exchange with another array library (candle, tch-rs) failed: a dtype or device
     /// the other side lacks, or that library's own error.
     #[error("{library}: {message}")]
     Interop {
         /// The other library: `candle` or `tch`.
         library: &'static str,
+        /// What went wrong, naming the dtype or device where one is at fault.
         message: String,
     },
     /// An argument is invalid for a reason not covered above.
@@ -80,7 +111,12 @@ pub enum Error {
     InvalidDlpack(String),
     /// A host read asked for a Rust type that does not match the array's dtype.
     #[error("type mismatch: array has dtype {array}, requested {requested}")]
-    ElementType { array: DType, requested: DType },
+    ElementType {
+        /// The array's dtype.
+        array: DType,
+        /// The dtype of the Rust type asked for.
+        requested: DType,
+    },
 }
 
 fn shape_message(op: &str, lhs: &[usize], rhs: &[usize]) -> String {
@@ -149,25 +185,34 @@ impl Error {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BufferError {
+    /// The array has more than one shard (JAX exports single-device arrays only).
     #[error("__dlpack__ only supported for unsharded arrays.")]
     Sharded,
+    /// A `gpu` platform whose version names no runtime DLPack knows (the version string).
     #[error("Unknown GPU platform for __dlpack__: {0}")]
     UnknownGpuPlatform(String),
+    /// The device has no hardware ordinal to put in the DLPack device id.
     #[error("Couldn't get local_hardware_id for __dlpack__")]
     NoHardwareId,
+    /// TPU device memory, which DLPack cannot name (its pinned host memory it can).
     #[error("__dlpack__ device only supported for TPU pinned host memory")]
     TpuDeviceMemory,
+    /// A platform with no DLPack device type (`wgpu`, ...): the platform's name.
     #[error("__dlpack__ device only supported for CPU, GPU and TPU pinned host, got platform: {0}")]
     UnsupportedPlatform(String),
+    /// `dl_device` named a device type no backend here exports to (its code).
     #[error(
         "The device specification passed to to_dlpack contains an unsupported device type \
          (DLDeviceType: {0})"
     )]
     UnsupportedDeviceType(i32),
+    /// `max_version` below (0, 5): the major and minor asked for.
     #[error(
         "dlarray does not support any version below (0, 5) but version (({0}, {1})) was requested."
     )]
     VersionTooOld(u32, u32),
+    /// A read-only array asked for as a legacy (unversioned) tensor, which has no flag to
+    /// say so.
     #[error(
         "Cannot export readonly array since signalling readonly is unsupported by DLPack \
          (supported by newer DLPack version)."

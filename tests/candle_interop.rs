@@ -3,22 +3,11 @@
 //! device candle or dlarray lacks giving its error.
 #![cfg(feature = "candle")]
 
-use candle_core::{DType as CDType, Device as CDevice, Storage, Tensor, Var};
-use dlarray::{Array, DType, Error};
+mod common;
 
-const JAX_SHAPES: [&[usize]; 11] = [
-    &[],
-    &[4],
-    &[3, 4],
-    &[2, 3, 4],
-    &[3, 1],
-    &[1, 4],
-    &[2, 1, 4],
-    &[0],
-    &[0, 4],
-    &[3, 0],
-    &[2, 0, 1],
-];
+use candle_core::{DType as CDType, Device as CDevice, Storage, Tensor, Var};
+use common::JAX_SHAPES;
+use dlarray::{Array, DType, Error};
 
 const SHARED: [(DType, CDType); 9] = [
     (DType::U8, CDType::U8),

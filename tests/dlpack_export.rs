@@ -10,20 +10,6 @@ use dlarray::{
     Array, BufferError, DType, DlpackPolicy, Error, ExportOptions, MemoryKind, Scalar, Sharding,
 };
 
-const JAX_SHAPES: [&[usize]; 11] = [
-    &[],
-    &[4],
-    &[3, 4],
-    &[2, 3, 4],
-    &[3, 1],
-    &[1, 4],
-    &[2, 1, 4],
-    &[0],
-    &[0, 4],
-    &[3, 0],
-    &[2, 0, 1],
-];
-
 fn v1() -> ExportOptions {
     ExportOptions {
         max_version: Some((1, 0)),

@@ -1001,3 +1001,44 @@ fn argmax_argmin_and_cumsum() {
         );
     }
 }
+
+/// max/min over long runs go through independent lanes: every element still counts, and a
+/// NaN anywhere (in any lane, or in the tail) propagates.
+#[test]
+fn long_max_and_min_see_every_element_and_keep_nan() {
+    for n in [15usize, 16, 17, 100, 1000, 1 << 17] {
+        let v: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1013) as f32 - 500.0).collect();
+        let a = Array::from_vec(v.clone(), &[n]).unwrap();
+        let want_max = v.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+        let want_min = v.iter().cloned().fold(f32::INFINITY, f32::min);
+        assert_eq!(
+            a.max(Axes::All).unwrap().item::<f32>().unwrap(),
+            want_max,
+            "{n}"
+        );
+        assert_eq!(
+            a.min(Axes::All).unwrap().item::<f32>().unwrap(),
+            want_min,
+            "{n}"
+        );
+        let ints: Vec<i32> = v.iter().map(|&x| x as i32).collect();
+        let ai = Array::from_vec(ints, &[n]).unwrap();
+        assert_eq!(
+            ai.max(Axes::All).unwrap().item::<i32>().unwrap(),
+            want_max as i32
+        );
+        for at in [0, n / 2, n - 1] {
+            let mut w = v.clone();
+            w[at] = f32::NAN;
+            let a = Array::from_vec(w, &[n]).unwrap();
+            assert!(
+                a.max(Axes::All).unwrap().item::<f32>().unwrap().is_nan(),
+                "{n} {at}"
+            );
+            assert!(
+                a.min(Axes::All).unwrap().item::<f32>().unwrap().is_nan(),
+                "{n} {at}"
+            );
+        }
+    }
+}

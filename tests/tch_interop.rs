@@ -5,22 +5,11 @@
 //! `gpu_cuda`'s script); here the CPU ones.
 #![cfg(feature = "tch")]
 
+mod common;
+
+use common::JAX_SHAPES;
 use dlarray::{Array, DType, Error};
 use tch::{Device as TDevice, Kind, Tensor};
-
-const JAX_SHAPES: [&[usize]; 11] = [
-    &[],
-    &[4],
-    &[3, 4],
-    &[2, 3, 4],
-    &[3, 1],
-    &[1, 4],
-    &[2, 1, 4],
-    &[0],
-    &[0, 4],
-    &[3, 0],
-    &[2, 0, 1],
-];
 
 const SHARED: [(DType, Kind); 12] = [
     (DType::Bool, Kind::Bool),

@@ -8,6 +8,21 @@ pub mod fake;
 
 use dlarray::{Array, DType, Device, Element, Scalar};
 
+/// The shapes JAX's DLPack tests run over (scalars, size-1 and size-0 axes).
+pub const JAX_SHAPES: [&[usize]; 11] = [
+    &[],
+    &[4],
+    &[3, 4],
+    &[2, 3, 4],
+    &[3, 1],
+    &[1, 4],
+    &[2, 1, 4],
+    &[0],
+    &[0, 4],
+    &[3, 0],
+    &[2, 0, 1],
+];
+
 /// The array's elements as scalars (row-major).
 pub fn to_scalars(a: &Array) -> Vec<Scalar> {
     dlarray::with_dtype!(a.dtype(), T => {

@@ -238,6 +238,33 @@ impl<T: Real> Reducer<T> for Extreme {
     fn finish(&self, acc: T) -> T {
         acc
     }
+    /// Independent lanes, as for sums: one running extreme per lane turns the loop into
+    /// vector compares and blends (a single accumulator serialises every element on the one
+    /// before, ~30x slower). NaN still propagates: a lane that met one keeps it, and the
+    /// lanes are folded together with the same NaN-keeping max/min.
+    #[inline(always)] // into `wide`'s AVX2 copy
+    fn fold_slice(&self, acc: T, xs: &[T]) -> T {
+        let mut lanes = [acc; LANES];
+        let mut chunks = xs.chunks_exact(LANES);
+        if self.max {
+            for c in &mut chunks {
+                for (l, &v) in lanes.iter_mut().zip(c) {
+                    *l = l.max_(v);
+                }
+            }
+        } else {
+            for c in &mut chunks {
+                for (l, &v) in lanes.iter_mut().zip(c) {
+                    *l = l.min_(v);
+                }
+            }
+        }
+        let total = lanes.into_iter().fold(acc, |a, l| self.fold(a, l));
+        chunks
+            .remainder()
+            .iter()
+            .fold(total, |a, &v| self.fold(a, v))
+    }
 }
 
 /// max/min of bools: any/all.
