@@ -8,30 +8,50 @@ use std::fmt;
 /// The element type of an array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
+    /// `bool`: one byte, 0 or 1.
     Bool,
+    /// `int8`.
     I8,
+    /// `int16`.
     I16,
+    /// `int32`.
     I32,
+    /// `int64`.
     I64,
+    /// `uint8`.
     U8,
+    /// `uint16`.
     U16,
+    /// `uint32`.
     U32,
+    /// `uint64`.
     U64,
+    /// `float16` (IEEE half, `half::f16`).
     F16,
+    /// `bfloat16` (`half::bf16`).
     BF16,
+    /// `float32`.
     F32,
+    /// `float64`.
     F64,
+    /// `complex64`: two `float32`s (`num_complex::Complex32`).
     Complex64,
+    /// `complex128`: two `float64`s (`num_complex::Complex64`).
     Complex128,
 }
 
 /// The broad kind of a dtype, used by promotion and by op validity checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Kind {
+    /// `bool`.
     Bool,
+    /// Unsigned integers.
     UInt,
+    /// Signed integers.
     Int,
+    /// Real floating point.
     Float,
+    /// Complex floating point.
     Complex,
 }
 
@@ -268,9 +288,13 @@ impl fmt::Display for DType {
 /// A dtype-erased value: what a cast goes through and what `full` takes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Scalar {
+    /// A boolean.
     Bool(bool),
+    /// Any integer of any dtype (i128 holds every `u64` and `i64`).
     Int(i128),
+    /// A real float, widened to f64.
     Float(f64),
+    /// A complex number, widened to complex128.
     Complex(Complex64),
 }
 
@@ -279,8 +303,13 @@ pub enum Scalar {
 /// Implemented for `bool`, the primitive integers, `half::f16`, `half::bf16`, `f32`, `f64`,
 /// `Complex32` and `Complex64`. Host buffers hold elements in their native in-memory form.
 pub trait Element: Copy + Send + Sync + fmt::Debug + PartialEq + Default + 'static {
+    /// The dtype whose elements this type holds.
     const DTYPE: DType;
+    /// The value, dtype-erased.
     fn to_scalar(self) -> Scalar;
+    /// The value converted to this type with Rust's `as` rules: floats truncate (saturating)
+    /// to integers, integers wrap, real types take a complex's real part, and `bool` is true
+    /// for anything nonzero.
     fn from_scalar(s: Scalar) -> Self;
 }
 
