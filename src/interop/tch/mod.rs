@@ -257,8 +257,10 @@ impl Array {
     /// default stream first waits for our pending writes); anything else (another device,
     /// several shards, negative strides) goes through a host copy. The torch storage holds a
     /// clone of the array and releases it when torch lets the storage go, so the tensor and
-    /// every view of it may outlive `self`. Dtypes tch cannot name (uint16/32/64) are an
-    /// [`Error::Interop`]: cast first with `astype`.
+    /// every view of it may outlive `self`. A read-only array (one made from a candle tensor)
+    /// goes over in place too: torch has no read-only tensors, so do not write through it.
+    /// Dtypes tch cannot name (uint16/32/64) are an [`Error::Interop`]: cast first with
+    /// `astype`.
     pub fn to_tch(&self) -> Result<tch::Tensor> {
         let dtype = self.dtype();
         if !tch_has(dtype) {
