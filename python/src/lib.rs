@@ -141,7 +141,7 @@ pub(crate) fn from_dlpack(
             return exchange::import_with(x, api).map(PyArray);
         }
     }
-    let capsule = if x.hasattr("__dlpack__")? {
+    let capsule = if x.hasattr(pyo3::intern!(py, "__dlpack__"))? {
         // With a target device the producer is asked for it (`dl_device`), so a CUDA tensor
         // wanted on the CPU arrives as the producer's own host copy, as in NumPy and PyTorch.
         let wanted = target.as_ref().map(requested_dl_device);
@@ -203,7 +203,7 @@ fn requested_dl_device(target: &dlarray::Device) -> (i32, i32) {
 fn consumer_stream(x: &Bound<'_, PyAny>, wanted: Option<(i32, i32)>) -> PyResult<Option<i64>> {
     let (t, id) = match wanted {
         Some(d) => d,
-        None => match x.call_method0("__dlpack_device__") {
+        None => match x.call_method0(pyo3::intern!(x.py(), "__dlpack_device__")) {
             Ok(d) => d.extract::<(i32, i32)>()?,
             // A capsule-only or partial producer: nothing to go on.
             Err(_) => return Ok(None),
@@ -221,18 +221,19 @@ fn call_dlpack<'py>(
     copy: Option<bool>,
     stream: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let kwargs = PyDict::new(x.py());
-    kwargs.set_item("max_version", (1, 0))?;
+    let py = x.py();
+    let kwargs = PyDict::new(py);
+    kwargs.set_item(pyo3::intern!(py, "max_version"), (1, 0))?;
     if let Some(s) = stream {
-        kwargs.set_item("stream", s)?;
+        kwargs.set_item(pyo3::intern!(py, "stream"), s)?;
     }
     if let Some(d) = dl_device {
-        kwargs.set_item("dl_device", d)?;
+        kwargs.set_item(pyo3::intern!(py, "dl_device"), d)?;
     }
     if let Some(c) = copy {
-        kwargs.set_item("copy", c)?;
+        kwargs.set_item(pyo3::intern!(py, "copy"), c)?;
     }
-    x.call_method("__dlpack__", (), Some(&kwargs))
+    x.call_method(pyo3::intern!(py, "__dlpack__"), (), Some(&kwargs))
 }
 
 /// An array from a list, a scalar, or any `__dlpack__` producer (NumPy, PyTorch, JAX).
