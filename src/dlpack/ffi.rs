@@ -10,6 +10,7 @@ use std::fmt;
 
 /// The DLPack version this crate speaks.
 pub const DLPACK_MAJOR_VERSION: u32 = 1;
+/// The minor DLPack version this crate speaks.
 pub const DLPACK_MINOR_VERSION: u32 = 3;
 
 /// `DLManagedTensorVersioned.flags`: the consumer must not write through the tensor.
@@ -23,7 +24,9 @@ pub const DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED: u64 = 1 << 2;
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct DLPackVersion {
+    /// Incompatible ABI changes bump it.
     pub major: u32,
+    /// Compatible additions bump it.
     pub minor: u32,
 }
 
@@ -33,23 +36,37 @@ pub struct DLPackVersion {
 pub struct DLDeviceType(pub i32);
 
 impl DLDeviceType {
+    /// Host memory.
     pub const kDLCPU: Self = Self(1);
+    /// CUDA device memory.
     pub const kDLCUDA: Self = Self(2);
     /// Pinned CUDA host memory (`cudaMallocHost`).
     pub const kDLCUDAHost: Self = Self(3);
+    /// OpenCL device memory.
     pub const kDLOpenCL: Self = Self(4);
+    /// Vulkan buffers.
     pub const kDLVulkan: Self = Self(7);
+    /// Metal buffers.
     pub const kDLMetal: Self = Self(8);
+    /// NVIDIA Vision Programming Interface.
     pub const kDLVPI: Self = Self(9);
+    /// ROCm (HIP) device memory.
     pub const kDLROCM: Self = Self(10);
     /// Pinned ROCm host memory (`hipMallocHost`).
     pub const kDLROCMHost: Self = Self(11);
+    /// A reserved extension device type.
     pub const kDLExtDev: Self = Self(12);
+    /// CUDA managed (unified) memory (`cudaMallocManaged`).
     pub const kDLCUDAManaged: Self = Self(13);
+    /// oneAPI (SYCL / Level Zero) unified shared memory.
     pub const kDLOneAPI: Self = Self(14);
+    /// WebGPU buffers.
     pub const kDLWebGPU: Self = Self(15);
+    /// Qualcomm Hexagon DSP memory.
     pub const kDLHexagon: Self = Self(16);
+    /// Microsoft MAIA device memory.
     pub const kDLMAIA: Self = Self(17);
+    /// AWS Trainium device memory.
     pub const kDLTrn: Self = Self(18);
     /// TPU pinned host memory. Not in the DLPack 1.3 release: JAX hard-codes 20
     /// (`jax/_src/typing.py`, 2026-06) and upstream dlpack `main` adds it after 1.3
@@ -107,11 +124,14 @@ impl fmt::Debug for DLDeviceType {
 #[repr(C)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DLDevice {
+    /// Which runtime's memory.
     pub device_type: DLDeviceType,
+    /// The device's ordinal within that runtime (0 for host memory).
     pub device_id: i32,
 }
 
 impl DLDevice {
+    /// The device `device_id` of `device_type`.
     pub const fn new(device_type: DLDeviceType, device_id: i32) -> Self {
         DLDevice {
             device_type,
@@ -130,13 +150,22 @@ impl fmt::Debug for DLDevice {
 
 /// `DLDataTypeCode` values (stored as `u8` in [`DLDataType::code`]).
 pub mod type_code {
+    /// Signed integers.
     pub const kDLInt: u8 = 0;
+    /// Unsigned integers.
     pub const kDLUInt: u8 = 1;
+    /// IEEE floats (16, 32, 64 bits).
     pub const kDLFloat: u8 = 2;
+    /// Opaque handles (pointers).
     pub const kDLOpaqueHandle: u8 = 3;
+    /// bfloat16.
     pub const kDLBfloat: u8 = 4;
+    /// Complex numbers (bits: of the pair).
     pub const kDLComplex: u8 = 5;
+    /// Booleans (8 bits, 0 or 1).
     pub const kDLBool: u8 = 6;
+    // The 8-, 6- and 4-bit floats of DLPack 1.1 and later, by their names in dlpack.h; no
+    // dlarray dtype maps to them.
     pub const kDLFloat8_e3m4: u8 = 7;
     pub const kDLFloat8_e4m3: u8 = 8;
     pub const kDLFloat8_e4m3b11fnuz: u8 = 9;
@@ -154,8 +183,11 @@ pub mod type_code {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DLDataType {
+    /// The kind of number ([`type_code`]).
     pub code: u8,
+    /// Bits per element (per lane).
     pub bits: u8,
+    /// Vector lanes per element (1 for every dtype dlarray has).
     pub lanes: u16,
 }
 
@@ -163,13 +195,20 @@ pub struct DLDataType {
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct DLTensor {
+    /// The data's base address (host or device); element `[0, .., 0]` is at
+    /// `data + byte_offset`.
     pub data: *mut c_void,
+    /// Where the data is.
     pub device: DLDevice,
+    /// Number of axes.
     pub ndim: i32,
+    /// Element type.
     pub dtype: DLDataType,
+    /// `ndim` sizes.
     pub shape: *mut i64,
     /// In elements; may be NULL (compact row-major) only before DLPack 1.2.
     pub strides: *mut i64,
+    /// Bytes from `data` to element `[0, .., 0]`.
     pub byte_offset: u64,
 }
 
@@ -177,8 +216,11 @@ pub struct DLTensor {
 #[repr(C)]
 #[derive(Debug)]
 pub struct DLManagedTensor {
+    /// The tensor described.
     pub dl_tensor: DLTensor,
+    /// The producer's context for its deleter.
     pub manager_ctx: *mut c_void,
+    /// Called once by the consumer when it is done with the tensor.
     pub deleter: Option<unsafe extern "C" fn(*mut DLManagedTensor)>,
 }
 
@@ -186,10 +228,15 @@ pub struct DLManagedTensor {
 #[repr(C)]
 #[derive(Debug)]
 pub struct DLManagedTensorVersioned {
+    /// The DLPack version the producer filled the struct for.
     pub version: DLPackVersion,
+    /// The producer's context for its deleter.
     pub manager_ctx: *mut c_void,
+    /// Called once by the consumer when it is done with the tensor.
     pub deleter: Option<unsafe extern "C" fn(*mut DLManagedTensorVersioned)>,
+    /// `DLPACK_FLAG_BITMASK_*` bits (read-only, copied, padded sub-byte types).
     pub flags: u64,
+    /// The tensor described.
     pub dl_tensor: DLTensor,
 }
 
