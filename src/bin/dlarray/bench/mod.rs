@@ -300,7 +300,6 @@ pub fn run(args: Args) -> Result<()> {
                         Err(e) => return Err(e),
                     };
                     records.push(Record::new(
-                        &machine,
                         device,
                         op,
                         dtype,

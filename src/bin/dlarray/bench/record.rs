@@ -7,7 +7,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 pub struct Record {
-    pub machine: String,
     pub backend: String,
     pub device: String,
     pub platform_version: String,
@@ -28,7 +27,6 @@ pub struct Record {
 
 impl Record {
     pub fn new(
-        m: &Machine,
         d: &Device,
         op: Op,
         dtype: DType,
@@ -40,7 +38,6 @@ impl Record {
         t.sort_by(f64::total_cmp);
         let median = t[t.len() / 2];
         Record {
-            machine: m.name.clone(),
             backend: d.backend_name().to_string(),
             device: d.name().to_string(),
             platform_version: d.platform_version().to_string(),
@@ -178,7 +175,7 @@ pub fn write_json(path: &Path, records: &[Record], m: &Machine, memcpy: f64) -> 
              \"shape\": [{}], \"samples\": {}, \"median_s\": {}, \"min_s\": {}, \
              \"max_s\": {}, \"throughput\": {}, \"throughput_unit\": {}, \
              \"host_copy\": {}, \"memcpy_gbps\": {}}}{}",
-            json_str(&r.machine),
+            json_str(&m.name),
             json_str(&m.os),
             json_str(&m.date),
             json_str(&m.commit),
