@@ -94,16 +94,29 @@ fn ref_binary(op: BinaryOp, dtype: DType, x: Scalar, y: Scalar) -> Option<(DType
     }
     let r = match (x, y) {
         (Bool(a), Bool(b)) => match op {
-            Maximum => Bool(a | b),
-            Minimum => Bool(a & b),
+            Maximum | BitwiseOr => Bool(a | b),
+            Minimum | BitwiseAnd => Bool(a & b),
+            BitwiseXor => Bool(a ^ b),
             _ => return None,
         },
+        (Int(a), Int(b)) if op.is_shift() => {
+            let bits = 8 * dtype.size_in_bytes() as i128;
+            Int(match op {
+                _ if (0..bits).contains(&b) && op == LeftShift => a << b,
+                _ if (0..bits).contains(&b) => a >> b,
+                LeftShift => 0,
+                _ => -((a < 0) as i128),
+            })
+        }
         (Int(a), Int(b)) => Int(match op {
             Add => a + b,
             Sub => a - b,
             Mul => a * b,
             Maximum => a.max(b),
             Minimum => a.min(b),
+            BitwiseAnd => a & b,
+            BitwiseOr => a | b,
+            BitwiseXor => a ^ b,
             Pow if b < 0 => match a {
                 1 => 1,
                 -1 if b % 2 == 0 => 1,
@@ -165,7 +178,9 @@ fn ref_unary(op: UnaryOp, dtype: DType, x: Scalar) -> Option<(DType, Scalar)> {
     use Scalar::*;
     use UnaryOp::*;
     match (op, x) {
-        (LogicalNot, Bool(b)) => Some((DType::Bool, Bool(!b))),
+        (LogicalNot | BitwiseInvert, Bool(b)) => Some((DType::Bool, Bool(!b))),
+        (BitwiseInvert, Int(i)) => Some((dtype, Int(!i))),
+        (BitwiseInvert, _) => None,
         (LogicalNot, _) | (Neg | Abs, Bool(_)) => None,
         (Neg, Int(i)) => Some((dtype, Int(-i))),
         (Neg, Float(f)) => Some((dtype, Float(-f))),
@@ -1041,4 +1056,64 @@ fn long_max_and_min_see_every_element_and_keep_nan() {
             );
         }
     }
+}
+
+/// Shift counts at and past each width, and negative ones: 0 (or the sign, shifting a
+/// negative value right), as NumPy's `left_shift`/`right_shift` give; Rust's and C's own
+/// shifts are undefined or mask the count there.
+#[test]
+fn shifts_at_and_past_the_width() {
+    let counts: [i128; 12] = [0, 1, 7, 8, 15, 16, 31, 32, 33, 63, 64, -1];
+    for dev in host_devices() {
+        for dtype in DType::ALL.into_iter().filter(|d| d.is_integer()) {
+            let bits = 8 * dtype.size_in_bytes() as i128;
+            let signed = dtype.kind() == dlarray::dtype::Kind::Int;
+            for value in [1i128, 5, -3] {
+                let value = if signed { value } else { value.abs() };
+                let ns: Vec<Scalar> = counts
+                    .iter()
+                    .map(|&n| round_to(dtype, Scalar::Int(n)))
+                    .collect();
+                let xs = vec![Scalar::Int(value); ns.len()];
+                let a = from_scalars(&xs, &[ns.len()], dtype, &dev);
+                let n = from_scalars(&ns, &[ns.len()], dtype, &dev);
+                for op in [BinaryOp::LeftShift, BinaryOp::RightShift] {
+                    let want: Vec<Scalar> = ns
+                        .iter()
+                        .map(|c| {
+                            let Scalar::Int(c) = *c else { unreachable!() };
+                            let r = match op {
+                                _ if !(0..bits).contains(&c) && op == BinaryOp::LeftShift => 0,
+                                _ if !(0..bits).contains(&c) => -((value < 0) as i128),
+                                BinaryOp::LeftShift => value << c,
+                                _ => value >> c,
+                            };
+                            round_to(dtype, Scalar::Int(r))
+                        })
+                        .collect();
+                    let got = a.binary(op, &n).unwrap();
+                    assert_eq!(to_scalars(&got), want, "{op} {dtype} of {value} on {dev}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bitwise_ops_refuse_floats_and_shifts_refuse_bool() {
+    let f = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
+    let b = Array::from_slice(&[true, false], &[2]).unwrap();
+    let e = f.bitwise_and(&f).unwrap_err().to_string();
+    assert!(e.contains("bitwise_and") && e.contains("float32"), "{e}");
+    let e = b.left_shift(&b).unwrap_err().to_string();
+    assert!(
+        e.contains("bitwise_left_shift") && e.contains("integer"),
+        "{e}"
+    );
+    let e = f.bitwise_invert().unwrap_err().to_string();
+    assert!(e.contains("bitwise_invert"), "{e}");
+    assert_eq!(
+        to_scalars(&(&b & &b.bitwise_invert().unwrap()).unwrap()),
+        vec![Scalar::Bool(false); 2]
+    );
 }

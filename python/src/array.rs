@@ -37,30 +37,6 @@ fn operand(this: &Array, other: &Bound<'_, PyAny>) -> PyResult<Array> {
 }
 
 impl PyArray {
-    /// `&`, `|`, `^` of bool arrays (bitwise operators on integers need kernels dlarray does
-    /// not have yet: a clear TypeError).
-    fn logical(
-        &self,
-        py: Python<'_>,
-        op: BinaryOp,
-        o: &Bound<'_, PyAny>,
-        sym: &str,
-    ) -> PyResult<PyArray> {
-        let other_bool = match o.cast::<PyArray>() {
-            Ok(a) => a.get().0.dtype() == dlarray::DType::Bool,
-            Err(_) => o.is_instance_of::<pyo3::types::PyBool>(),
-        };
-        if self.0.dtype() != dlarray::DType::Bool || !other_bool {
-            return Err(PyTypeError::new_err(format!(
-                "{sym} is supported for bool arrays only (bitwise integer operators are not implemented yet), not {}",
-                self.0.dtype()
-            )));
-        }
-        self.bin(py, op, o, false)
-    }
-}
-
-impl PyArray {
     /// A reduction of this array over `axis=None | int | sequence`, without the GIL.
     fn reduced(
         &self,
@@ -397,23 +373,35 @@ impl PyArray {
     fn __matmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyArray> {
         self.matmul(py, other)
     }
+    fn __lshift__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::LeftShift, o, false)
+    }
+    fn __rlshift__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::LeftShift, o, true)
+    }
+    fn __rshift__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::RightShift, o, false)
+    }
+    fn __rrshift__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::RightShift, o, true)
+    }
     fn __and__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
-        self.logical(py, BinaryOp::LogicalAnd, o, "&")
+        self.bin(py, BinaryOp::BitwiseAnd, o, false)
     }
     fn __rand__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
-        self.logical(py, BinaryOp::LogicalAnd, o, "&")
+        self.bin(py, BinaryOp::BitwiseAnd, o, true)
     }
     fn __or__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
-        self.logical(py, BinaryOp::LogicalOr, o, "|")
+        self.bin(py, BinaryOp::BitwiseOr, o, false)
     }
     fn __ror__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
-        self.logical(py, BinaryOp::LogicalOr, o, "|")
+        self.bin(py, BinaryOp::BitwiseOr, o, true)
     }
     fn __xor__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
-        self.logical(py, BinaryOp::LogicalXor, o, "^")
+        self.bin(py, BinaryOp::BitwiseXor, o, false)
     }
     fn __rxor__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
-        self.logical(py, BinaryOp::LogicalXor, o, "^")
+        self.bin(py, BinaryOp::BitwiseXor, o, true)
     }
     fn __add__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
         self.bin(py, BinaryOp::Add, o, false)
@@ -462,13 +450,7 @@ impl PyArray {
     }
     /// `~a`: logical not of a bool array (bitwise not of integers is not an op yet).
     fn __invert__(&self, py: Python<'_>) -> PyResult<PyArray> {
-        if self.0.dtype() != dlarray::DType::Bool {
-            return Err(PyTypeError::new_err(format!(
-                "~ is supported for bool arrays only, not {}",
-                self.0.dtype()
-            )));
-        }
-        py.detach(|| self.0.unary(dlarray::UnaryOp::LogicalNot))
+        py.detach(|| self.0.unary(dlarray::UnaryOp::BitwiseInvert))
             .map(PyArray)
             .map_err(to_py)
     }

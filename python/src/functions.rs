@@ -245,6 +245,7 @@ elementwise!(
     ceil => Array::ceil,
     round => Array::round,
     sign => Array::sign,
+    bitwise_invert => Array::bitwise_invert,
 );
 
 /// `op(x1, x2)` where either side may be a Python scalar or any array (as the 2024.12 array
@@ -261,7 +262,7 @@ fn binary_fn(
     if let Ok(b) = x2.cast::<PyArray>() {
         return b.get().bin(py, op, x1, true);
     }
-    let a = crate::asarray(x1, None, None)?;
+    let a = crate::asarray(x1, None, None, None)?;
     a.bin(py, op, x2, false)
 }
 
@@ -277,7 +278,9 @@ binary!(
     add => Add, subtract => Sub, multiply => Mul, divide => Div, pow => Pow,
     maximum => Maximum, minimum => Minimum, equal => Eq, not_equal => Ne, less => Lt,
     less_equal => Le, greater => Gt, greater_equal => Ge, logical_and => LogicalAnd,
-    logical_or => LogicalOr, logical_xor => LogicalXor,
+    logical_or => LogicalOr, logical_xor => LogicalXor, bitwise_and => BitwiseAnd,
+    bitwise_or => BitwiseOr, bitwise_xor => BitwiseXor, bitwise_left_shift => LeftShift,
+    bitwise_right_shift => RightShift,
 );
 
 /// An operand of `where`: an array as it is, a Python scalar weakly typed by `other` (the
@@ -293,7 +296,7 @@ fn where_operand(x: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<Arr
         Ok(o) => Some(pyo3::types::PyString::new(x.py(), o.get().0.dtype().name())),
         Err(_) => None,
     };
-    Ok(crate::asarray(x, None, dtype.as_ref().map(|d| d.as_any()))?.0)
+    Ok(crate::asarray(x, dtype.as_ref().map(|d| d.as_any()), None, None)?.0)
 }
 
 /// `where(condition, x1, x2)`: `x1` where `condition` holds, else `x2`, broadcast together.
@@ -305,7 +308,7 @@ pub fn where_(
     x1: &Bound<'_, PyAny>,
     x2: &Bound<'_, PyAny>,
 ) -> PyResult<PyArray> {
-    let c = crate::asarray(condition, None, None)?.0;
+    let c = crate::asarray(condition, None, None, None)?.0;
     let (a, b) = (where_operand(x1, x2)?, where_operand(x2, x1)?);
     py.detach(|| c.where_cond(&a, &b))
         .map(PyArray)
@@ -511,6 +514,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(logical_and, m)?,
         wrap_pyfunction!(logical_or, m)?,
         wrap_pyfunction!(logical_xor, m)?,
+        wrap_pyfunction!(bitwise_and, m)?,
+        wrap_pyfunction!(bitwise_or, m)?,
+        wrap_pyfunction!(bitwise_xor, m)?,
+        wrap_pyfunction!(bitwise_left_shift, m)?,
+        wrap_pyfunction!(bitwise_right_shift, m)?,
+        wrap_pyfunction!(bitwise_invert, m)?,
         wrap_pyfunction!(sum, m)?,
         wrap_pyfunction!(max, m)?,
         wrap_pyfunction!(min, m)?,

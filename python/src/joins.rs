@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 
 fn arrays(xs: &[Bound<'_, PyAny>]) -> PyResult<Vec<Array>> {
     xs.iter()
-        .map(|x| crate::asarray(x, None, None).map(|a| a.0))
+        .map(|x| crate::asarray(x, None, None, None).map(|a| a.0))
         .collect()
 }
 

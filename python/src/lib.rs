@@ -237,24 +237,37 @@ fn call_dlpack<'py>(
 }
 
 /// An array from a list, a scalar, or any `__dlpack__` producer (NumPy, PyTorch, JAX).
+/// `copy` is the array API's: `True` always copies, `False` never does (a `ValueError` where
+/// a copy is needed, with NumPy's words), `None` copies only where it must.
 #[pyfunction]
-#[pyo3(signature = (obj, /, *, device=None, dtype=None))]
+#[pyo3(signature = (obj, /, *, dtype=None, device=None, copy=None))]
 pub(crate) fn asarray(
     obj: &Bound<'_, PyAny>,
-    device: Option<&Bound<'_, PyAny>>,
     dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    copy: Option<bool>,
 ) -> PyResult<PyArray> {
     let py = obj.py();
-    let a = if let Ok(a) = obj.cast::<PyArray>() {
-        a.get().0.clone()
+    // Whether `a` still shares memory with `obj`.
+    let (a, mut shared) = if let Ok(a) = obj.cast::<PyArray>() {
+        (a.get().0.clone(), true)
     } else if obj.hasattr("__dlpack__")? {
-        from_dlpack(obj, None, None)?.0
+        // An import is a view of the producer's memory.
+        (from_dlpack(obj, None, None)?.0, true)
     } else {
-        convert::from_nested(obj)?
+        (convert::from_nested(obj)?, false)
     };
+    let no_copy =
+        || PyValueError::new_err("Unable to avoid copy while creating an array as requested.");
     let a = match dtype {
         Some(d) => {
             let dt = dtype_arg::dtype_arg(d)?;
+            if dt != a.dtype() {
+                if copy == Some(false) {
+                    return Err(no_copy());
+                }
+                shared = false;
+            }
             py.detach(|| a.astype(dt)).map_err(to_py)?
         }
         None => a,
@@ -262,11 +275,21 @@ pub(crate) fn asarray(
     let a = match device {
         Some(d) => {
             let d = device_arg(d)?;
+            if a.devices() != [d.clone()] {
+                if copy == Some(false) {
+                    return Err(no_copy());
+                }
+                shared = false;
+            }
             py.detach(|| a.to_device(&d)).map_err(to_py)?
         }
         None => a,
     };
-    Ok(PyArray(a))
+    match copy {
+        Some(false) if !shared => Err(no_copy()),
+        Some(true) if shared => py.detach(|| a.deep_copy()).map(PyArray).map_err(to_py),
+        _ => Ok(PyArray(a)),
+    }
 }
 
 #[pymodule(name = "dlarray")]

@@ -271,6 +271,17 @@ impl Array {
             UnaryOp::LogicalNot => (DType::Bool, DType::Bool),
             UnaryOp::Abs => (self.dtype(), self.dtype().real_part()),
             UnaryOp::Neg => (self.dtype(), self.dtype()),
+            UnaryOp::BitwiseInvert => {
+                let d = self.dtype();
+                if !(d.is_integer() || d == DType::Bool) {
+                    return Err(Error::DTypeMismatch {
+                        op: op.name(),
+                        expected: "an integer or boolean dtype".into(),
+                        got: d,
+                    });
+                }
+                (d, d)
+            }
             // The array API: integers are their own floor, ceil and round; bool has none.
             UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Sign => {
                 if self.dtype() == DType::Bool {
@@ -316,6 +327,24 @@ impl Array {
     /// other operand is resharded to match.
     pub fn binary(&self, op: BinaryOp, other: &Array) -> Result<Array> {
         let common = DType::promote(self.dtype(), other.dtype());
+        let bits_ok = if op.is_shift() {
+            Some(common.is_integer())
+        } else if op.is_bitwise() {
+            Some(common.is_integer() || common == DType::Bool)
+        } else {
+            None
+        };
+        if bits_ok == Some(false) {
+            return Err(Error::DTypeMismatch {
+                op: op.name(),
+                expected: if op.is_shift() {
+                    "integer dtypes".into()
+                } else {
+                    "integer or boolean dtypes".into()
+                },
+                got: common,
+            });
+        }
         let (compute, out) = if op.is_logical() {
             (DType::Bool, DType::Bool)
         } else if op.is_comparison() {
@@ -495,11 +524,13 @@ macro_rules! named_ops {
 named_ops!(
     unary: neg => Neg, abs => Abs, exp => Exp, log => Log, sqrt => Sqrt, sin => Sin, cos => Cos,
         tanh => Tanh, logical_not => LogicalNot, floor => Floor, ceil => Ceil, round => Round,
-        sign => Sign;
+        sign => Sign, bitwise_invert => BitwiseInvert;
     binary: add => Add, sub => Sub, mul => Mul, div => Div, maximum => Maximum,
         minimum => Minimum, pow => Pow, equal => Eq, not_equal => Ne, less => Lt,
         less_equal => Le, greater => Gt, greater_equal => Ge, logical_and => LogicalAnd,
-        logical_or => LogicalOr, logical_xor => LogicalXor
+        logical_or => LogicalOr, logical_xor => LogicalXor, bitwise_and => BitwiseAnd,
+        bitwise_or => BitwiseOr, bitwise_xor => BitwiseXor, left_shift => LeftShift,
+        right_shift => RightShift
 );
 
 macro_rules! operators {
@@ -515,7 +546,8 @@ macro_rules! operators {
     )*};
 }
 operators!(Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div,
-    BitAnd bitand => LogicalAnd, BitOr bitor => LogicalOr, BitXor bitxor => LogicalXor);
+    BitAnd bitand => BitwiseAnd, BitOr bitor => BitwiseOr, BitXor bitxor => BitwiseXor,
+    Shl shl => LeftShift, Shr shr => RightShift);
 
 impl std::ops::Neg for &Array {
     type Output = Result<Array>;
@@ -523,9 +555,10 @@ impl std::ops::Neg for &Array {
         self.unary(UnaryOp::Neg)
     }
 }
+/// `!a`: logical not of bool, bitwise not of integers (Rust's `!` on each).
 impl std::ops::Not for &Array {
     type Output = Result<Array>;
     fn not(self) -> Result<Array> {
-        self.unary(UnaryOp::LogicalNot)
+        self.unary(UnaryOp::BitwiseInvert)
     }
 }

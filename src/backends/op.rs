@@ -46,6 +46,7 @@ op_enum!(
         Neg => "neg", Abs => "abs", Exp => "exp", Log => "log", Sqrt => "sqrt",
         Sin => "sin", Cos => "cos", Tanh => "tanh", LogicalNot => "logical_not",
         Floor => "floor", Ceil => "ceil", Round => "round", Sign => "sign",
+        BitwiseInvert => "bitwise_invert",
     }
 );
 
@@ -58,6 +59,8 @@ op_enum!(
         Eq => "equal", Ne => "not_equal", Lt => "less", Le => "less_equal",
         Gt => "greater", Ge => "greater_equal",
         LogicalAnd => "logical_and", LogicalOr => "logical_or", LogicalXor => "logical_xor",
+        BitwiseAnd => "bitwise_and", BitwiseOr => "bitwise_or", BitwiseXor => "bitwise_xor",
+        LeftShift => "bitwise_left_shift", RightShift => "bitwise_right_shift",
     }
 );
 
@@ -80,6 +83,19 @@ impl BinaryOp {
             self,
             BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor
         )
+    }
+    /// and, or, xor: on integers bit by bit, on bool the logical op.
+    pub const fn is_bitwise(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::BitwiseAnd | BinaryOp::BitwiseOr | BinaryOp::BitwiseXor
+        )
+    }
+    /// Shifts: integers only. A count outside `0..bits` gives 0 (the sign for a right shift
+    /// of a negative value), as NumPy's and XLA's shifts do; C's and WGSL's are undefined or
+    /// wrap there, so every kernel tests the count.
+    pub const fn is_shift(self) -> bool {
+        matches!(self, BinaryOp::LeftShift | BinaryOp::RightShift)
     }
 }
 

@@ -2,7 +2,9 @@
 #![allow(clippy::bool_comparison)] // generic comparisons instantiated for bool too
 
 use super::engine::{alloc_out, map1, map2, out_ptr, out_slice, par_ranges};
-use super::math::{Arith, ComplexSign, Real, Rounding, Transcendental, dispatch, dispatch_arith};
+use super::math::{
+    Arith, ComplexSign, Real, Rounding, Shift, Transcendental, dispatch, dispatch_arith,
+};
 use super::{HostBackend, HostBuffer, HostDevice};
 use crate::backends::op::expect_out;
 use crate::backends::{BinaryOp, TensorRef, UnaryOp};
@@ -86,6 +88,8 @@ pub(crate) fn unary(
             DType::Bool => run1(be, dev, x, |v: bool| !v),
             _ => Err(no()),
         },
+        UnaryOp::BitwiseInvert => dispatch!(dt, [Bool, I8, I16, I32, I64, U8, U16, U32, U64],
+            T => run1(be, dev, x, |v: T| !v), else Err(no())),
         UnaryOp::Exp
         | UnaryOp::Log
         | UnaryOp::Sqrt
@@ -159,6 +163,15 @@ pub(crate) fn binary(
             },
             _ => Err(no()),
         },
+        BitwiseAnd | BitwiseOr | BitwiseXor => dispatch!(dt,
+            [Bool, I8, I16, I32, I64, U8, U16, U32, U64], T => match op {
+                BitwiseAnd => run2(be, dev, a, b, |p: T, q: T| p & q),
+                BitwiseOr => run2(be, dev, a, b, |p: T, q: T| p | q),
+                _ => run2(be, dev, a, b, |p: T, q: T| p ^ q),
+            }, else Err(no())),
+        LeftShift | RightShift => dispatch!(dt, [I8, I16, I32, I64, U8, U16, U32, U64], T => {
+            if op == LeftShift { run2(be, dev, a, b, T::shl_) } else { run2(be, dev, a, b, T::shr_) }
+        }, else Err(no())),
     }
 }
 

@@ -76,6 +76,34 @@ int_math!(
     u8: |x| x, u16: |x| x, u32: |x| x, u64: |x| x
 );
 
+/// Integer shifts with NumPy's and XLA's rule for counts outside `0..BITS`: a left shift
+/// gives 0, a right shift the sign (0 or -1). Rust's `<<` panics there in debug builds and
+/// masks the count in release, so the count is tested first.
+pub(crate) trait Shift: Element {
+    fn shl_(self, n: Self) -> Self;
+    fn shr_(self, n: Self) -> Self;
+}
+
+macro_rules! int_shift {
+    ($($t:ty),*) => {$(
+        impl Shift for $t {
+            #[inline(always)] fn shl_(self, n: Self) -> Self {
+                #[allow(unused_comparisons)]
+                if n < 0 || n as u64 >= <$t>::BITS as u64 { 0 } else { self << n }
+            }
+            #[inline(always)] fn shr_(self, n: Self) -> Self {
+                #[allow(unused_comparisons)]
+                if n < 0 || n as u64 >= <$t>::BITS as u64 {
+                    if self < 0 { !0 } else { 0 }
+                } else {
+                    self >> n
+                }
+            }
+        }
+    )*};
+}
+int_shift!(i8, i16, i32, i64, u8, u16, u32, u64);
+
 macro_rules! float_math {
     ($($t:ty),*) => {$(
         impl Arith for $t {

@@ -63,7 +63,8 @@ fn unary_expr(op: UnaryOp, ty: &str) -> Option<String> {
         (Cos, "f32") => "cos(a)".into(),
         // Clamped: tanh as (e^2x - 1) / (e^2x + 1) overflows to NaN on some drivers.
         (Tanh, "f32") => "select(tanh(clamp(a, -20.0, 20.0)), a, is_nan(a))".into(),
-        (LogicalNot, "bool") => "!a".into(),
+        (LogicalNot | BitwiseInvert, "bool") => "!a".into(),
+        (BitwiseInvert, "i32" | "u32") => "~a".into(),
         (Floor, "f32") => "floor(a)".into(),
         (Ceil, "f32") => "ceil(a)".into(),
         // WGSL's `round` rounds half to even, as NumPy's.
@@ -126,6 +127,19 @@ fn binary_expr(op: BinaryOp, ty: &str) -> Option<String> {
         LogicalAnd if ty == "bool" => "a && b".into(),
         LogicalOr if ty == "bool" => "a || b".into(),
         LogicalXor if ty == "bool" => "a != b".into(),
+        BitwiseAnd if ty == "bool" => "a && b".into(),
+        BitwiseOr if ty == "bool" => "a || b".into(),
+        BitwiseXor if ty == "bool" => "a != b".into(),
+        BitwiseAnd if int => "a & b".into(),
+        BitwiseOr if int => "a | b".into(),
+        BitwiseXor if int => "a ^ b".into(),
+        // WGSL takes the count modulo 32: counts outside 0..32 (negative ones read as large
+        // unsigned) give 0, or the sign for a right shift, as on the CPU.
+        LeftShift if int => format!("select({ty}(0), a << u32(b), u32(b) < 32u)"),
+        RightShift if ty == "u32" => "select(0u, a >> b, b < 32u)".into(),
+        RightShift if ty == "i32" => {
+            "select(select(0i, -1i, a < 0i), a >> u32(b), u32(b) < 32u)".into()
+        }
         _ => return None,
     };
     Some(e)

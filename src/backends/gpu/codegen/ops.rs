@@ -43,6 +43,11 @@ pub(crate) fn unary(op: UnaryOp, dt: DType, a: &str) -> Option<String> {
             Kind::Bool => format!("(!{a})"),
             _ => return None,
         },
+        UnaryOp::BitwiseInvert => match k {
+            Kind::Bool => format!("(!{a})"),
+            Kind::Int | Kind::UInt => format!("(({})(~{a}))", compute(dt)),
+            _ => return None,
+        },
         UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round => {
             // `rint` rounds half to even, as NumPy's `round`.
             let f = match op {
@@ -186,6 +191,36 @@ pub(crate) fn binary(op: BinaryOp, dt: DType, a: &str, b: &str) -> Option<String
                 _ => return None,
             }
         }
+        BitwiseAnd | BitwiseOr | BitwiseXor => {
+            let (c, l) = match op {
+                BitwiseAnd => ("&", "&&"),
+                BitwiseOr => ("|", "||"),
+                _ => ("^", "!="),
+            };
+            match k {
+                Kind::Bool => format!("({a} {l} {b})"),
+                _ if int => format!("(({})({a} {c} {b}))", compute(dt)),
+                _ => return None,
+            }
+        }
+        LeftShift | RightShift if int => {
+            // Narrow types compute in 32 bits (the store truncates), so the count is tested
+            // against the compute width: counts outside it give 0 or the sign, as NumPy's.
+            let (t, u) = (compute(dt), unsigned(dt));
+            let w = if dt.size_in_bytes() == 8 { 64 } else { 32 };
+            let fits = format!("(({u}){b} < {w})");
+            if op == LeftShift {
+                format!("({fits} ? ({t})(({u}){a} << ({u}){b}) : ({t})0)")
+            } else {
+                let sign = if k == Kind::Int {
+                    format!("({a} < 0 ? ({t})-1 : ({t})0)")
+                } else {
+                    format!("({t})0")
+                };
+                format!("({fits} ? ({t})({a} >> ({u}){b}) : {sign})")
+            }
+        }
+        LeftShift | RightShift => return None,
     })
 }
 
