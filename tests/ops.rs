@@ -117,6 +117,9 @@ fn ref_binary(op: BinaryOp, dtype: DType, x: Scalar, y: Scalar) -> Option<(DType
             BitwiseAnd => a & b,
             BitwiseOr => a | b,
             BitwiseXor => a ^ b,
+            FloorDivide | Remainder if b == 0 => 0,
+            FloorDivide => a.div_euclid(b) - ((b < 0 && a.rem_euclid(b) != 0) as i128),
+            Remainder => a - b * (a.div_euclid(b) - ((b < 0 && a.rem_euclid(b) != 0) as i128)),
             Pow if b < 0 => match a {
                 1 => 1,
                 -1 if b % 2 == 0 => 1,
@@ -141,6 +144,8 @@ fn ref_binary(op: BinaryOp, dtype: DType, x: Scalar, y: Scalar) -> Option<(DType
             Maximum => a.max(b),
             Minimum => a.min(b),
             Pow => a.powf(b),
+            FloorDivide => (a / b).floor(),
+            Remainder => a - b * (a / b).floor(),
             _ => return None,
         }),
         (Complex(a), Complex(b)) => Complex(match op {

@@ -427,6 +427,18 @@ impl PyArray {
     fn __rtruediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
         self.bin(py, BinaryOp::Div, o, true)
     }
+    fn __floordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::FloorDivide, o, false)
+    }
+    fn __rfloordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::FloorDivide, o, true)
+    }
+    fn __mod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::Remainder, o, false)
+    }
+    fn __rmod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::Remainder, o, true)
+    }
     fn __pow__(
         &self,
         py: Python<'_>,

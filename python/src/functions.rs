@@ -280,7 +280,7 @@ binary!(
     less_equal => Le, greater => Gt, greater_equal => Ge, logical_and => LogicalAnd,
     logical_or => LogicalOr, logical_xor => LogicalXor, bitwise_and => BitwiseAnd,
     bitwise_or => BitwiseOr, bitwise_xor => BitwiseXor, bitwise_left_shift => LeftShift,
-    bitwise_right_shift => RightShift,
+    bitwise_right_shift => RightShift, floor_divide => FloorDivide, remainder => Remainder,
 );
 
 /// An operand of `where`: an array as it is, a Python scalar weakly typed by `other` (the
@@ -520,6 +520,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(bitwise_left_shift, m)?,
         wrap_pyfunction!(bitwise_right_shift, m)?,
         wrap_pyfunction!(bitwise_invert, m)?,
+        wrap_pyfunction!(floor_divide, m)?,
+        wrap_pyfunction!(remainder, m)?,
         wrap_pyfunction!(sum, m)?,
         wrap_pyfunction!(max, m)?,
         wrap_pyfunction!(min, m)?,

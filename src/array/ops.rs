@@ -530,7 +530,7 @@ named_ops!(
         less_equal => Le, greater => Gt, greater_equal => Ge, logical_and => LogicalAnd,
         logical_or => LogicalOr, logical_xor => LogicalXor, bitwise_and => BitwiseAnd,
         bitwise_or => BitwiseOr, bitwise_xor => BitwiseXor, left_shift => LeftShift,
-        right_shift => RightShift
+        right_shift => RightShift, floor_divide => FloorDivide, remainder => Remainder
 );
 
 macro_rules! operators {
@@ -547,7 +547,7 @@ macro_rules! operators {
 }
 operators!(Add add => Add, Sub sub => Sub, Mul mul => Mul, Div div => Div,
     BitAnd bitand => BitwiseAnd, BitOr bitor => BitwiseOr, BitXor bitxor => BitwiseXor,
-    Shl shl => LeftShift, Shr shr => RightShift);
+    Shl shl => LeftShift, Shr shr => RightShift, Rem rem => Remainder);
 
 impl std::ops::Neg for &Array {
     type Output = Result<Array>;

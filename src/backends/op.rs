@@ -61,6 +61,7 @@ op_enum!(
         LogicalAnd => "logical_and", LogicalOr => "logical_or", LogicalXor => "logical_xor",
         BitwiseAnd => "bitwise_and", BitwiseOr => "bitwise_or", BitwiseXor => "bitwise_xor",
         LeftShift => "bitwise_left_shift", RightShift => "bitwise_right_shift",
+        FloorDivide => "floor_divide", Remainder => "remainder",
     }
 );
 

@@ -3,7 +3,7 @@
 
 use super::engine::{alloc_out, map1, map2, out_ptr, out_slice, par_ranges};
 use super::math::{
-    Arith, ComplexSign, Real, Rounding, Shift, Transcendental, dispatch, dispatch_arith,
+    Arith, ComplexSign, DivMod, Real, Rounding, Shift, Transcendental, dispatch, dispatch_arith,
 };
 use super::{HostBackend, HostBuffer, HostDevice};
 use crate::backends::op::expect_out;
@@ -169,6 +169,11 @@ pub(crate) fn binary(
                 BitwiseOr => run2(be, dev, a, b, |p: T, q: T| p | q),
                 _ => run2(be, dev, a, b, |p: T, q: T| p ^ q),
             }, else Err(no())),
+        FloorDivide | Remainder => {
+            dispatch!(dt, [I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64], T => {
+                if op == FloorDivide { run2(be, dev, a, b, T::floor_div_) } else { run2(be, dev, a, b, T::rem_) }
+            }, else Err(no()))
+        }
         LeftShift | RightShift => dispatch!(dt, [I8, I16, I32, I64, U8, U16, U32, U64], T => {
             if op == LeftShift { run2(be, dev, a, b, T::shl_) } else { run2(be, dev, a, b, T::shr_) }
         }, else Err(no())),

@@ -104,6 +104,86 @@ macro_rules! int_shift {
 }
 int_shift!(i8, i16, i32, i64, u8, u16, u32, u64);
 
+/// NumPy's `floor_divide` and `remainder`: the quotient rounded down, and the remainder with
+/// the divisor's sign. Integer division by zero gives 0 for both (NumPy warns and gives 0),
+/// and `MIN // -1` wraps to `MIN`. Floats follow NumPy's `npy_divmod` step by step.
+pub(crate) trait DivMod: Element {
+    fn floor_div_(self, o: Self) -> Self;
+    fn rem_(self, o: Self) -> Self;
+}
+
+macro_rules! int_divmod {
+    ($($t:ty),*) => {$(
+        impl DivMod for $t {
+            #[inline(always)] fn floor_div_(self, o: Self) -> Self {
+                if o == 0 { return 0; }
+                let (q, r) = (self.wrapping_div(o), self.wrapping_rem(o));
+                #[allow(unused_comparisons)]
+                if r != 0 && ((r < 0) != (o < 0)) { q.wrapping_sub(1) } else { q }
+            }
+            #[inline(always)] fn rem_(self, o: Self) -> Self {
+                if o == 0 { return 0; }
+                let r = self.wrapping_rem(o);
+                #[allow(unused_comparisons)]
+                if r != 0 && ((r < 0) != (o < 0)) { r.wrapping_add(o) } else { r }
+            }
+        }
+    )*};
+}
+int_divmod!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! float_divmod {
+    ($($t:ty: $f:ty),*) => {$(
+        impl DivMod for $t {
+            #[inline(always)] fn floor_div_(self, o: Self) -> Self {
+                let (a, b) = (<$f>::from(self), <$f>::from(o));
+                from_f::<$t, $f>(divmod(a, b).0)
+            }
+            #[inline(always)] fn rem_(self, o: Self) -> Self {
+                let (a, b) = (<$f>::from(self), <$f>::from(o));
+                from_f::<$t, $f>(if b == 0.0 { a % b } else { divmod(a, b).1 })
+            }
+        }
+    )*};
+}
+float_divmod!(f32: f32, f64: f64, f16: f32, bf16: f32);
+
+/// The float `x` computed in `F` (f32 for half floats) back in `T`.
+#[inline(always)]
+fn from_f<T: Element, F: Into<f64>>(x: F) -> T {
+    T::from_scalar(crate::dtype::Scalar::Float(x.into()))
+}
+
+/// NumPy's `npy_divmod`: `(floor(a / b), a mod b)` with the remainder taking `b`'s sign.
+#[inline(always)]
+fn divmod<F: num_traits::Float>(a: F, b: F) -> (F, F) {
+    let zero = F::zero();
+    let mut m = a % b;
+    if b == zero {
+        return (a / b, m);
+    }
+    let mut div = (a - m) / b;
+    if m != zero {
+        if (b < zero) != (m < zero) {
+            m = m + b;
+            div = div - F::one();
+        }
+    } else {
+        m = zero.copysign(b);
+    }
+    let q = if div != zero {
+        let f = div.floor();
+        if div - f > F::from(0.5).unwrap_or(zero) {
+            f + F::one()
+        } else {
+            f
+        }
+    } else {
+        zero.copysign(a / b)
+    };
+    (q, m)
+}
+
 macro_rules! float_math {
     ($($t:ty),*) => {$(
         impl Arith for $t {

@@ -30,6 +30,41 @@ fn pow_i(a: i32, b: i32) -> i32 {
     loop { if e == 0u { break; } if (e & 1u) == 1u { r *= x; } x *= x; e >>= 1u; }
     return r;
 }
+// NumPy's floor_divide and remainder (npy_divmod): the quotient rounded down, the remainder
+// with the divisor's sign; integer division by zero gives 0, as on the CPU.
+fn floor_div_i(a: i32, b: i32) -> i32 {
+    if b == 0 { return 0; }
+    let q = a / b; let r = a % b;
+    return select(q, q - 1, r != 0 && ((r < 0) != (b < 0)));
+}
+fn rem_i(a: i32, b: i32) -> i32 {
+    if b == 0 { return 0; }
+    let r = a % b;
+    return select(r, r + b, r != 0 && ((r < 0) != (b < 0)));
+}
+fn neg_zero_if(neg: bool) -> f32 { return select(0.0, bitcast<f32>(0x80000000u), neg); }
+fn divmod_f(a: f32, b: f32) -> vec2<f32> {
+    var m = a - b * trunc(a / b);
+    // By zero: IEEE's a / b and fmod's NaN, spelt out (drivers may not divide by zero so).
+    if b == 0.0 {
+        let nan = bitcast<f32>(0x7fc00000u);
+        let neg = (bitcast<u32>(a) ^ bitcast<u32>(b)) & 0x80000000u;
+        let inf = bitcast<f32>(0x7f800000u | neg);
+        return vec2<f32>(select(inf, nan, a == 0.0 || is_nan(a)), nan);
+    }
+    var div = (a - m) / b;
+    // `!(x == 0.0)`, not `x != 0.0`: drivers compile `!=` as an ordered test, false for NaN.
+    if !(m == 0.0) {
+        if (b < 0.0) != (m < 0.0) { m += b; div -= 1.0; }
+    } else {
+        m = neg_zero_if(b < 0.0);
+    }
+    var q = neg_zero_if((bitcast<u32>(a / b) & 0x80000000u) != 0u);
+    if !(div == 0.0) { q = floor(div); if div - q > 0.5 { q += 1.0; } }
+    return vec2<f32>(q, m);
+}
+fn floor_div_f(a: f32, b: f32) -> f32 { return divmod_f(a, b).x; }
+fn rem_f(a: f32, b: f32) -> f32 { return divmod_f(a, b).y; }
 fn pow_u(a: u32, b: u32) -> u32 {
     var r = 1u; var x = a; var e = b;
     loop { if e == 0u { break; } if (e & 1u) == 1u { r *= x; } x *= x; e >>= 1u; }
@@ -127,6 +162,18 @@ fn binary_expr(op: BinaryOp, ty: &str) -> Option<String> {
         LogicalAnd if ty == "bool" => "a && b".into(),
         LogicalOr if ty == "bool" => "a || b".into(),
         LogicalXor if ty == "bool" => "a != b".into(),
+        FloorDivide => match ty {
+            "f32" => "floor_div_f(a, b)".into(),
+            "i32" => "floor_div_i(a, b)".into(),
+            "u32" => "select(a / b, 0u, b == 0u)".into(),
+            _ => return None,
+        },
+        Remainder => match ty {
+            "f32" => "rem_f(a, b)".into(),
+            "i32" => "rem_i(a, b)".into(),
+            "u32" => "select(a % b, 0u, b == 0u)".into(),
+            _ => return None,
+        },
         BitwiseAnd if ty == "bool" => "a && b".into(),
         BitwiseOr if ty == "bool" => "a || b".into(),
         BitwiseXor if ty == "bool" => "a != b".into(),

@@ -191,6 +191,39 @@ pub(crate) fn binary(op: BinaryOp, dt: DType, a: &str, b: &str) -> Option<String
                 _ => return None,
             }
         }
+        FloorDivide | Remainder => match k {
+            Kind::Int | Kind::UInt => {
+                let t = compute(dt);
+                // Truncated quotient and remainder, then moved down where the signs differ
+                // (never for unsigned types). MIN / -1 wraps to MIN, as on the CPU.
+                let min_guard = if matches!(dt, DType::I32 | DType::I64) {
+                    format!("({a} == {} && {b} == ({t})-1) ? ", int_limits(dt).0)
+                } else {
+                    "false ? ".to_string()
+                };
+                let (q, r) = (
+                    format!("({min_guard}{a} : ({t})({a} / {b}))"),
+                    format!("({min_guard}({t})0 : ({t})({a} % {b}))"),
+                );
+                let adjust = format!("({r} != 0 && (({r} < 0) != ({b} < 0)))");
+                let v = if op == FloorDivide {
+                    format!("({t})({q} - ({adjust} ? 1 : 0))")
+                } else {
+                    format!("({t})({r} + ({adjust} ? {b} : ({t})0))")
+                };
+                format!("({b} == 0 ? ({t})0 : {v})")
+            }
+            Kind::Float => {
+                let f = if op == FloorDivide {
+                    "floor_div"
+                } else {
+                    "rem"
+                };
+                let suffix = if dt == DType::F64 { "d" } else { "f" };
+                format!("{f}_{suffix}({a}, {b})")
+            }
+            _ => return None,
+        },
         BitwiseAnd | BitwiseOr | BitwiseXor => {
             let (c, l) = match op {
                 BitwiseAnd => ("&", "&&"),

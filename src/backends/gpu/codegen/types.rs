@@ -193,6 +193,28 @@ DLARRAY_IPOW(u16, u32)
 DLARRAY_IPOW(u32, u32)
 DLARRAY_IPOW(u64, u64)
 
+/* NumPy's floor_divide and remainder of floats (npy_divmod): the quotient rounded down, the
+   remainder with the divisor's sign; by zero, a / b and fmod's NaN. Half floats use f. */
+#define DLARRAY_DIVMOD(R, SFX)                                                                 \
+__device__ __forceinline__ R floor_div_##SFX(R a, R b) {                                        \
+  R m = fmod##SFX##_(a, b); if (b == (R)0) return a / b;                                         \
+  R div = (a - m) / b;                                                                          \
+  if (m != (R)0) { if ((b < (R)0) != (m < (R)0)) div -= (R)1; }                                 \
+  if (div == (R)0) return copysign##SFX##_((R)0, a / b);                                         \
+  R q = floor##SFX##_(div); return div - q > (R)0.5 ? q + (R)1 : q; }                            \
+__device__ __forceinline__ R rem_##SFX(R a, R b) {                                              \
+  R m = fmod##SFX##_(a, b); if (b == (R)0) return m;                                             \
+  if (m != (R)0) { if ((b < (R)0) != (m < (R)0)) m += b; } else m = copysign##SFX##_((R)0, b);  \
+  return m; }
+#define fmodf_ fmodf
+#define fmodd_ fmod
+#define copysignf_ copysignf
+#define copysignd_ copysign
+#define floorf_ floorf
+#define floord_ floor
+DLARRAY_DIVMOD(float, f)
+DLARRAY_DIVMOD(double, d)
+
 /* Warp shuffles for every accumulator type (narrow ones travel as int). */
 __device__ __forceinline__ float shfl(float v, int o) { return __shfl_down_sync(0xffffffffu, v, o); }
 __device__ __forceinline__ double shfl(double v, int o) { return __shfl_down_sync(0xffffffffu, v, o); }
