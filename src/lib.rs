@@ -29,6 +29,7 @@ pub mod dtype;
 pub mod error;
 pub mod interop;
 pub mod layout;
+pub mod random;
 
 pub use array::sharding::{Mesh, PartitionSpec, Sharding};
 pub use array::{Array, Axes, ScalarValue, Shard};

@@ -15,7 +15,7 @@ pub(crate) fn dtype_or(dtype: Option<&Bound<'_, PyAny>>, default: DType) -> PyRe
 }
 
 /// The sharding new arrays get: `device=`, else the default device.
-fn place(device: Option<&Bound<'_, PyAny>>) -> PyResult<Sharding> {
+pub(crate) fn place(device: Option<&Bound<'_, PyAny>>) -> PyResult<Sharding> {
     let d = match device {
         Some(d) => device_arg(d)?,
         None => dlarray::default_device().map_err(to_py)?,
@@ -23,7 +23,7 @@ fn place(device: Option<&Bound<'_, PyAny>>) -> PyResult<Sharding> {
     Ok(Sharding::single(&d))
 }
 
-fn shape_arg(shape: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+pub(crate) fn shape_arg(shape: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
     match shape.extract::<usize>() {
         Ok(n) => Ok(vec![n]),
         Err(_) => shape.extract::<Vec<usize>>(),

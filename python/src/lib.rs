@@ -11,6 +11,7 @@ mod functions;
 mod indexing;
 mod info;
 mod joins;
+mod random;
 
 use array::PyArray;
 use dlarray::{Array, DlpackPolicy};
@@ -308,6 +309,7 @@ fn dlarray_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     joins::register(m)?;
     extras::register(m)?;
     info::register(m)?;
+    random::register(m)?;
     // The dtypes by name (`dlarray.float32 == a.dtype`), as the array API's namespace has them.
     for d in dlarray::DType::ALL {
         m.add(d.name(), d.name())?;

@@ -58,7 +58,13 @@ impl Array {
             .into_iter()
             .next()
             .ok_or_else(|| Error::invalid("array has no device"))?;
-        let s = Array::full_sharded(&[], value, dtype, &Sharding::single(&device))?;
+        // In the array's memory kind: a scalar in another kind would move the result there.
+        let s = Array::full_sharded(
+            &[],
+            value,
+            dtype,
+            &Sharding::SingleDevice(device, self.memory_kind()),
+        )?;
         if scalar_first {
             s.binary(op, self)
         } else {

@@ -34,6 +34,7 @@ mod dlpack_caps;
 pub(crate) mod host;
 pub(crate) mod op;
 pub(crate) mod registry;
+pub mod threefry;
 
 pub mod cpu;
 #[cfg(feature = "cuda")]
@@ -51,6 +52,7 @@ pub use op::{BinaryOp, ReduceOp, TensorRef, UnaryOp};
 pub use registry::{
     BackendStatus, backends, check_backend_names, devices, get_device, register_backend,
 };
+pub use threefry::{BitsForm, Counters};
 
 use crate::dlpack::stream::ExportSync;
 use crate::dtype::{DType, Scalar};
@@ -210,6 +212,22 @@ pub trait Backend: Send + Sync + Debug {
         kind: MemoryKind,
     ) -> Result<Arc<dyn DeviceBuffer>> {
         concat::through_host(self, parts, axis, device, kind)
+    }
+    /// Random bits: the Threefry-2x32 hash under `key` of each element's counter (see
+    /// [`Counters`]), as `form` (u32 words; `Wide` is one u64 per element), in a new
+    /// contiguous buffer on `device` in memory `kind`. Every backend must give the same bits,
+    /// which is what makes a random array the same on every backend and sharding. The default
+    /// hashes on the host and uploads the result once.
+    fn random_bits(
+        &self,
+        device: usize,
+        kind: MemoryKind,
+        key: [u32; 2],
+        counters: &Counters,
+        form: BitsForm,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let words = counters.hash_on_host(key, form, self.name())?;
+        self.upload(device, kind, crate::array::as_bytes(&words))
     }
     /// Waits until all work queued on `device` has finished (eager backends return at once)
     /// and returns the first asynchronous error since the previous call.

@@ -107,6 +107,7 @@ impl<D: Driver> DeviceState<D> {
         let dtype = match spec {
             KernelSpec::Map { input, .. } | KernelSpec::Reduce { input, .. } => input,
             KernelSpec::Fill { dtype } | KernelSpec::Matmul { dtype, .. } => dtype,
+            KernelSpec::Threefry { .. } => crate::dtype::DType::U32,
         };
         let source =
             codegen::generate(spec).ok_or_else(|| Error::unsupported(self.backend(), op, dtype))?;

@@ -1,7 +1,7 @@
 //! [`KernelSpec`]: what one generated kernel computes (the cache key), and
 //! [`KernelSource`], the spec with its generated source, which drivers compile.
 
-use crate::backends::{BinaryOp, ReduceOp, UnaryOp};
+use crate::backends::{BinaryOp, BitsForm, ReduceOp, UnaryOp};
 use crate::dtype::DType;
 
 /// The per-element operation of a map kernel.
@@ -79,6 +79,13 @@ pub enum KernelSpec {
         /// Reduced axes after merging.
         reduced: u8,
     },
+    /// Threefry-2x32 random bits of a block of `rank` (merged) axes, written as `form`.
+    Threefry {
+        /// Which words each element's output holds.
+        form: BitsForm,
+        /// Axes of the block after merging.
+        rank: u8,
+    },
     /// Tiled matrix product over `batch` broadcast batch axes.
     Matmul {
         /// The operands' and output's dtype.
@@ -113,6 +120,7 @@ impl KernelSpec {
                 d(output)
             ),
             KernelSpec::Matmul { dtype, batch } => format!("matmul_{}_b{batch}", d(dtype)),
+            KernelSpec::Threefry { form, rank } => format!("threefry_{}_r{rank}", form.name()),
         }
     }
 }

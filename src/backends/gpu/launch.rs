@@ -133,6 +133,34 @@ pub(crate) fn fill<D: Driver>(
     finish(out)
 }
 
+/// Threefry-2x32 random bits of `counters` as `form` (see [`crate::backends::threefry`]).
+pub(crate) fn random_bits<D: Driver>(
+    dev: &Arc<DeviceState<D>>,
+    kind: crate::backends::MemoryKind,
+    key: [u32; 2],
+    counters: &crate::backends::Counters,
+    form: crate::backends::BitsForm,
+) -> Result<GpuBuffer<D>> {
+    dev.check()?;
+    let c = counters.merged();
+    let n = c.len();
+    let bytes = checked_bytes(n, 4 * form.words(), &dev.name)?;
+    let out = GpuBuffer::new(dev.clone(), alloc(dev, kind, bytes)?, bytes, kind, None);
+    if n > 0 {
+        let mut words = vec![n as u64, key[0] as u64 | (key[1] as u64) << 32, c.offset];
+        words.extend(c.shape.iter().map(|&d| d as u64));
+        words.extend(&c.strides);
+        let args = [KernelArg::Struct(words), KernelArg::Ptr(out.unified())];
+        let spec = KernelSpec::Threefry {
+            form,
+            rank: rank_u8(dev, c.shape.len())?,
+        };
+        let dims = grid(dev, blocks_for(n as u64, u32::MAX));
+        run(dev, spec, "random_bits", dims, &args)?;
+    }
+    finish(out)
+}
+
 /// Blocks that keep the device busy: four per multiprocessor.
 fn target_blocks(dev: &DeviceState<impl Driver>) -> u64 {
     4 * dev.info.multiprocessors.max(1) as u64

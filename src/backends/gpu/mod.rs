@@ -204,6 +204,19 @@ impl<D: Driver> Backend for GpuBackend<D> {
         let dev = self.device(device)?;
         Ok(Arc::new(launch::fill(dev, kind, dtype, value, len)?))
     }
+    fn random_bits(
+        &self,
+        device: usize,
+        kind: MemoryKind,
+        key: [u32; 2],
+        counters: &crate::backends::Counters,
+        form: crate::backends::BitsForm,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let dev = self.device(device)?;
+        Ok(Arc::new(launch::random_bits(
+            dev, kind, key, counters, form,
+        )?))
+    }
     fn download(&self, src: TensorRef<'_>, dst: &mut [u8]) -> Result<()> {
         let b = self.buffer(&src)?;
         b.dev.check()?;

@@ -391,6 +391,50 @@ fn sharded_arrays_over_three_devices() {
     );
 }
 
+/// Random draws from the generated threefry kernel equal the CPU's, on one device, in
+/// pinned memory, and over shardings that split rows or columns (strided counters).
+#[test]
+fn random_draws_match_the_cpu_from_the_threefry_kernel() {
+    use crate::random::{Key, Sampler};
+    let _g = serial();
+    let (be, devs) = fake();
+    let key = Key::new(2024);
+    let on_cpu = Sampler::sharded(&key, &Sharding::single(&cpu()));
+    let before = be.driver().counters().launches_run;
+    let placements = [
+        Sharding::single(&devs[0]),
+        Sharding::SingleDevice(devs[1].clone(), MemoryKind::PinnedHost),
+        Sharding::split(devs.clone(), 0).unwrap(),
+        Sharding::split(devs.clone(), 1).unwrap(),
+    ];
+    for sharding in &placements {
+        let s = Sampler::sharded(&key, sharding);
+        for dt in [DType::U8, DType::U32, DType::U64] {
+            same(
+                &s.bits(&[5, 7], dt),
+                &on_cpu.bits(&[5, 7], dt),
+                &format!("bits {dt}"),
+            );
+        }
+        same(
+            &s.uniform(&[5, 7], DType::F64, -1.0, 2.0),
+            &on_cpu.uniform(&[5, 7], DType::F64, -1.0, 2.0),
+            "uniform",
+        );
+        same(
+            &s.randint(&[5, 7], -9, 1 << 40, DType::I64),
+            &on_cpu.randint(&[5, 7], -9, 1 << 40, DType::I64),
+            "randint",
+        );
+        let keys = Key::new(5).split(4);
+        assert_eq!(keys.len(), 4);
+    }
+    assert!(
+        be.driver().counters().launches_run > before,
+        "the kernel ran"
+    );
+}
+
 #[test]
 fn dlpack_declares_cuda_memory_and_round_trips_in_place() {
     let _g = serial();

@@ -10,6 +10,7 @@ mod engine;
 mod foreign;
 mod math;
 mod matmul;
+mod random;
 mod reduce;
 mod simd;
 mod view;
@@ -231,6 +232,18 @@ impl Backend for HostBackend {
         let dst = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr(), len) };
         write(dst)?;
         Ok(finish(buf))
+    }
+
+    fn random_bits(
+        &self,
+        device: usize,
+        kind: MemoryKind,
+        key: [u32; 2],
+        counters: &crate::backends::Counters,
+        form: crate::backends::BitsForm,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        let dev = self.device(device)?;
+        Ok(finish(random::random_bits(dev, kind, key, counters, form)?))
     }
 
     fn fill(

@@ -11,6 +11,7 @@ mod context;
 mod elementwise;
 mod fill;
 mod matmul;
+mod random;
 mod reduce;
 mod serial;
 mod strided;
@@ -550,6 +551,29 @@ impl Backend for WgpuBackend {
         len: usize,
     ) -> Result<Arc<dyn DeviceBuffer>> {
         self.guard(device, || self.fill_raw(device, kind, dtype, value, len))
+    }
+
+    /// Hashed by a WGSL kernel where every counter fits in 32 bits (any array of up to 2^32
+    /// elements), else on the host and uploaded.
+    fn random_bits(
+        &self,
+        device: usize,
+        kind: MemoryKind,
+        key: [u32; 2],
+        counters: &crate::backends::Counters,
+        form: crate::backends::BitsForm,
+    ) -> Result<Arc<dyn DeviceBuffer>> {
+        device_only(kind)?;
+        self.guard(device, || {
+            let ctx = self.ctx(device)?;
+            match random::random_bits(ctx, device, key, counters, form)? {
+                Some(b) => done(b),
+                None => {
+                    let words = counters.hash_on_host(key, form, self.name())?;
+                    self.upload_raw(device, kind, crate::array::as_bytes(&words))
+                }
+            }
+        })
     }
 
     /// A move onto this device is one copy: the source writes straight into wgpu's staging

@@ -67,6 +67,7 @@ pub fn generate(spec: KernelSpec) -> Option<KernelSource> {
             reduced as usize,
         )?,
         KernelSpec::Matmul { dtype, batch } => matmul(&mut src, &entry, dtype, batch as usize),
+        KernelSpec::Threefry { form, rank } => threefry(&mut src, &entry, form, rank as usize),
     }
     Some(KernelSource {
         spec,
@@ -182,6 +183,52 @@ fn fill(out: &mut String, entry: &str, dt: DType) {
          const {t} v = *(const {t} *)w;\n  \
          const u64 step = (u64)gridDim.x * blockDim.x;\n  \
          for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) out[i] = v;\n}}"
+    );
+}
+
+/// Threefry-2x32 of each element's counter (`off + Σ idx[k] * stride[k]`, 64-bit), the
+/// rounds written out as `backends::threefry` has them. Parameters: a struct of n, the key
+/// (low word first), the offset, then shape and strides of `rank` axes.
+fn threefry(out: &mut String, entry: &str, form: crate::backends::BitsForm, rank: usize) {
+    use crate::backends::BitsForm;
+    let dims = if rank == 0 {
+        String::new()
+    } else {
+        format!(" u64 shape[{rank}]; u64 strides[{rank}];")
+    };
+    let store = match form {
+        BitsForm::Xor => "out[i] = x0 ^ x1;",
+        BitsForm::Pair => "out[2 * i] = x0; out[2 * i + 1] = x1;",
+        // A u64 per element, little-endian: the low word (x1) first.
+        _ => "out[2 * i] = x1; out[2 * i + 1] = x0;",
+    };
+    let _ = writeln!(
+        out,
+        "struct P_{entry} {{ u64 n; u64 key; u64 off;{dims} }};\n\
+         extern \"C\" __global__ void {entry}(P_{entry} p, u32 *__restrict__ out) {{\n  \
+         const u32 k0 = (u32)p.key, k1 = (u32)(p.key >> 32), k2 = k0 ^ k1 ^ 0x1BD11BDAu;\n  \
+         const u32 ks[3] = {{k0, k1, k2}};\n  \
+         const u32 rot[8] = {{13, 15, 26, 6, 17, 29, 16, 24}};\n  \
+         const u64 step = (u64)gridDim.x * blockDim.x;\n  \
+         for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += step) {{\n    \
+         u64 c = p.off;{rest}",
+        rest = if rank == 0 { "" } else { " u64 rest = i;" }
+    );
+    for k in (0..rank).rev() {
+        let _ = writeln!(
+            out,
+            "    c += (rest % p.shape[{k}]) * p.strides[{k}]; rest /= p.shape[{k}];"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "    u32 x0 = (u32)(c >> 32) + k0, x1 = (u32)c + k1;\n\
+         #pragma unroll\n    \
+         for (int r = 0; r < 5; ++r) {{\n\
+         #pragma unroll\n      \
+         for (int j = 0; j < 4; ++j) {{ x0 += x1; x1 = rotl32(x1, rot[(r % 2) * 4 + j]) ^ x0; }}\n      \
+         x0 += ks[(r + 1) % 3]; x1 += ks[(r + 2) % 3] + (u32)(r + 1);\n    }}\n    \
+         {store}\n  }}\n}}"
     );
 }
 
@@ -402,6 +449,11 @@ pub fn all_specs(max_rank: u8) -> Vec<KernelSpec> {
         }
         for batch in 0..=max_rank.min(2) {
             specs.push(KernelSpec::Matmul { dtype: dt, batch });
+        }
+    }
+    for form in crate::backends::BitsForm::ALL {
+        for rank in 0..=max_rank {
+            specs.push(KernelSpec::Threefry { form, rank });
         }
     }
     specs.sort_by_key(|s| s.entry());

@@ -215,6 +215,9 @@ __device__ __forceinline__ R rem_##SFX(R a, R b) {                              
 DLARRAY_DIVMOD(float, f)
 DLARRAY_DIVMOD(double, d)
 
+/* A 32-bit rotate (threefry); r in 1..31. */
+__device__ __forceinline__ u32 rotl32(u32 x, u32 r) { return (x << r) | (x >> (32 - r)); }
+
 /* Warp shuffles for every accumulator type (narrow ones travel as int). */
 __device__ __forceinline__ float shfl(float v, int o) { return __shfl_down_sync(0xffffffffu, v, o); }
 __device__ __forceinline__ double shfl(double v, int o) { return __shfl_down_sync(0xffffffffu, v, o); }

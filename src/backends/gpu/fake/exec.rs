@@ -153,6 +153,34 @@ pub(super) fn run(s: &State, spec: KernelSpec, args: &[KernelArg]) -> Result<(),
             .map_err(e)?;
             store(s, out, &*r, output, p.n as usize)
         }
+        KernelSpec::Threefry { form, rank } => {
+            // The struct as the kernel reads it: n, key, offset, shape[rank], strides[rank].
+            let w = words(args)?;
+            let rank = rank as usize;
+            if w.len() != 3 + 2 * rank {
+                return Err(format!(
+                    "threefry: {} parameter words for rank {rank}",
+                    w.len()
+                ));
+            }
+            let counters = crate::backends::Counters {
+                shape: w[3..3 + rank].iter().map(|&v| v as usize).collect(),
+                strides: w[3 + rank..].to_vec(),
+                offset: w[2],
+            };
+            let n = w[0] as usize;
+            if counters.len() != n {
+                return Err(format!("threefry: n = {n} for shape {:?}", counters.shape));
+            }
+            let key = [w[1] as u32, (w[1] >> 32) as u32];
+            let words_out = n * form.words();
+            let dst = s.resolve(ptr_arg(args, 1)?, words_out * 4)?;
+            let mut h = vec![0u32; words_out];
+            counters.hash_into(key, form, 0..n, &mut h);
+            // SAFETY: `resolve` checked the whole range; u32 words as bytes.
+            unsafe { std::ptr::copy_nonoverlapping(h.as_ptr() as *const u8, dst, words_out * 4) };
+            Ok(())
+        }
         KernelSpec::Fill { dtype } => {
             let (n, lo, hi) = (u64_arg(args, 0)?, u64_arg(args, 1)?, u64_arg(args, 2)?);
             let item = dtype.size_in_bytes();
