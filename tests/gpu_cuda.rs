@@ -108,3 +108,52 @@ fn pinned_memory_dlpack_and_moves() {
     assert_eq!(values(&back), values(&x));
     d.backend().synchronize(0).unwrap();
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn random_draws_and_bitwise_ops_match_the_cpu() {
+    use dlarray::random::{Key, Sampler};
+    let key = Key::new(99);
+    let on_cpu = Sampler::sharded(
+        &key,
+        &dlarray::Sharding::single(&get_device("cpu:0").unwrap()),
+    );
+    let on_gpu = Sampler::sharded(&key, &dlarray::Sharding::single(&cuda()));
+    let shape = [1 << 20];
+    for dt in [DType::U8, DType::U32, DType::U64] {
+        let (g, c) = (
+            on_gpu.bits(&shape, dt).unwrap(),
+            on_cpu.bits(&shape, dt).unwrap(),
+        );
+        assert_eq!(values(&g), values(&c), "bits {dt}");
+    }
+    for dt in [DType::F16, DType::BF16, DType::F32, DType::F64] {
+        let g = on_gpu.uniform(&shape, dt, -1.0, 3.0).unwrap();
+        let c = on_cpu.uniform(&shape, dt, -1.0, 3.0).unwrap();
+        assert_eq!(values(&g), values(&c), "uniform {dt}");
+    }
+    let g = on_gpu.randint(&shape, -7, 1 << 40, DType::I64).unwrap();
+    let c = on_cpu.randint(&shape, -7, 1 << 40, DType::I64).unwrap();
+    assert_eq!(values(&g), values(&c), "randint");
+    let g = on_gpu.normal(&shape, DType::F32).unwrap();
+    let c = on_cpu.normal(&shape, DType::F32).unwrap();
+    for (x, y) in values(&g).iter().zip(values(&c)) {
+        assert!((x - y).abs() <= 1e-5 * y.abs().max(1.0), "normal {x} {y}");
+    }
+    let a = on_cpu.bits(&[4096], DType::U32).unwrap();
+    let b = on_cpu.randint(&[4096], 0, 40, DType::U32).unwrap();
+    let (ga, gb) = (a.to_device(&cuda()).unwrap(), b.to_device(&cuda()).unwrap());
+    for op in [
+        dlarray::BinaryOp::BitwiseXor,
+        dlarray::BinaryOp::LeftShift,
+        dlarray::BinaryOp::RightShift,
+        dlarray::BinaryOp::Remainder,
+        dlarray::BinaryOp::FloorDivide,
+    ] {
+        assert_eq!(
+            values(&ga.binary(op, &gb).unwrap()),
+            values(&a.binary(op, &b).unwrap()),
+            "{op}"
+        );
+    }
+}

@@ -168,6 +168,28 @@ fn summaries_beyond_a_thousand_elements() {
     );
 }
 
+/// Long rows wrap at NumPy's 75 columns, at the row's hanging indent, in `str` and `repr`.
+#[test]
+fn long_rows_wrap_as_numpy() {
+    let x = Array::arange(0.0, 30.0, 1.0, DType::F64)
+        .unwrap()
+        .binary_scalar(dlarray::BinaryOp::Mul, dlarray::Scalar::Float(1.25), false)
+        .unwrap();
+    assert_eq!(
+        format!("{x:#}"),
+        "[ 0.    1.25  2.5   3.75  5.    6.25  7.5   8.75 10.   11.25 12.5  13.75\n \
+         15.   16.25 17.5  18.75 20.   21.25 22.5  23.75 25.   26.25 27.5  28.75\n \
+         30.   31.25 32.5  33.75 35.   36.25]"
+    );
+    assert_eq!(
+        format!("{x}"),
+        "Array([ 0.  ,  1.25,  2.5 ,  3.75,  5.  ,  6.25,  7.5 ,  8.75, 10.  ,\n       \
+         11.25, 12.5 , 13.75, 15.  , 16.25, 17.5 , 18.75, 20.  , 21.25,\n       \
+         22.5 , 23.75, 25.  , 26.25, 27.5 , 28.75, 30.  , 31.25, 32.5 ,\n       \
+         33.75, 35.  , 36.25], dtype=float64, device=cpu:0)"
+    );
+}
+
 #[test]
 fn sharded_and_other_devices() {
     let tpus: Vec<_> = dlarray::devices()
@@ -181,7 +203,8 @@ fn sharded_and_other_devices() {
         .unwrap();
     assert_eq!(
         format!("{s}"),
-        "Array([0., 1., 2., 3., 4., 5., 6., 7.], dtype=float32, sharding=NamedSharding(mesh={x: 4}, spec=('x',), devices=[tpu:0, tpu:1, tpu:2, tpu:3]))"
+        // What follows the rows passes 75 columns: on its own line, as NumPy's `array_repr`.
+        "Array([0., 1., 2., 3., 4., 5., 6., 7.],\n      dtype=float32, sharding=NamedSharding(mesh={x: 4}, spec=('x',), devices=[tpu:0, tpu:1, tpu:2, tpu:3]))"
     );
     let p = x
         .to_device(&tpus[1])

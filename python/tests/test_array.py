@@ -344,6 +344,76 @@ def test_composed_namespace_functions_follow_numpy():
     assert dlarray.isinf(dlarray.asarray(np.array([np.inf, 1.0, np.nan]))).tolist() == [True, False, False]
     b = dlarray.asarray(np.array([True, False]))
     assert (b & True).tolist() == [True, False] and (b ^ b).tolist() == [False, False]
-    with pytest.raises(TypeError):
-        dlarray.asarray(np.array([1, 2])) & 1
+    assert (dlarray.asarray(np.array([1, 2])) & 1).tolist() == [1, 0]
     assert dlarray.newaxis is None and dlarray.pi == np.pi and np.isnan(dlarray.nan)
+
+
+def test_bitwise_operators_and_functions_match_numpy():
+    for dt in ["int8", "uint8", "int32", "uint16", "int64", "uint64"]:
+        x = np.array([0, 1, 5, 7, 100, 3], dt)
+        y = np.array([3, 1, 2, 9, 4, 6], dt)
+        if dt.startswith("int"):
+            x[0] = -6
+        a, b = dlarray.asarray(x), dlarray.asarray(y)
+        for got, want in [
+            (a & b, x & y), (a | b, x | y), (a ^ b, x ^ y), (~a, ~x),
+            (a << b, np.left_shift(x, y)), (a >> b, np.right_shift(x, y)),
+            (a & 6, x & 6), (6 | a, 6 | x), (a << 1, x << 1),
+            (dlarray.bitwise_and(a, b), np.bitwise_and(x, y)),
+            (dlarray.bitwise_invert(a), np.invert(x)),
+            (dlarray.bitwise_left_shift(a, b), np.left_shift(x, y)),
+            (dlarray.bitwise_right_shift(a, b), np.right_shift(x, y)),
+        ]:
+            assert got.dtype == str(want.dtype), (dt, got.dtype)
+            np.testing.assert_array_equal(np.asarray(got), want)
+    # Shift counts at and past the width: NumPy's 0, or the sign.
+    x = np.array([-5, 5, -5, 5], np.int32)
+    n = np.array([31, 32, 40, 33], np.int32)
+    np.testing.assert_array_equal(np.asarray(dlarray.asarray(x) >> dlarray.asarray(n)), x >> n)
+    np.testing.assert_array_equal(np.asarray(dlarray.asarray(x) << dlarray.asarray(n)), x << n)
+    t = dlarray.asarray([True, False])
+    np.testing.assert_array_equal(np.asarray(t & True), [True, False])
+    with pytest.raises((TypeError, ValueError), match="bitwise_and"):
+        dlarray.asarray([1.5]) & dlarray.asarray([2.5])
+
+
+def test_floor_divide_and_remainder_match_numpy():
+    for dt in ["int8", "int32", "uint32", "int64", "float32", "float64"]:
+        x = np.array([7, -7, 7, -7, 0, 5], dt) if not dt.startswith("u") else np.array([7, 9, 7, 1, 0, 5], dt)
+        y = np.array([2, 2, -2, -2, 3, 0], dt) if not dt.startswith("u") else np.array([2, 2, 5, 3, 3, 0], dt)
+        a, b = dlarray.asarray(x), dlarray.asarray(y)
+        with np.errstate(all="ignore"):
+            for got, want in [(a // b, x // y), (a % b, x % y), (a // 3, x // 3), (10 % a, 10 % x)]:
+                assert got.dtype == str(want.dtype)
+                np.testing.assert_array_equal(np.asarray(got), want)
+            fd = dlarray.floor_divide(a, b)
+            np.testing.assert_array_equal(np.asarray(fd), np.floor_divide(x, y))
+            np.testing.assert_array_equal(np.asarray(dlarray.remainder(a, b)), np.remainder(x, y))
+
+
+def test_asarray_copy_keyword():
+    n = np.arange(4.0)
+    shared = dlarray.asarray(n)
+    copied = dlarray.asarray(n, copy=True)
+    n[0] = 99.0
+    assert float(shared[0]) == 99.0 and float(copied[0]) == 0.0
+    a = dlarray.asarray([1, 2])
+    assert dlarray.asarray(a, copy=False) is not None
+    with pytest.raises(ValueError, match="Unable to avoid copy"):
+        dlarray.asarray([1, 2], copy=False)
+    with pytest.raises(ValueError, match="Unable to avoid copy"):
+        dlarray.asarray(a, dtype="float32", copy=False)
+
+
+def test_floats_print_their_own_dtypes_shortest_digits_as_numpy():
+    rng = np.random.default_rng(0)
+    for dt in [np.float16, np.float32, np.float64]:
+        for n in [
+            np.array([0.947667, 0.9785799, 0.1, 0.2], dt),
+            rng.standard_normal(7).astype(dt),
+            (rng.standard_normal((2, 3)) * 1e-6).astype(dt),
+            np.array([1.0, 2.5, 100.125, -3.0], dt),
+        ]:
+            assert str(dlarray.asarray(n)) == str(n), (dt, n)
+    c = (rng.standard_normal(3) + 1j * rng.standard_normal(3)).astype(np.complex64)
+    assert str(dlarray.asarray(c)) == str(c)

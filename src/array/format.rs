@@ -33,6 +33,9 @@ pub struct FormatOptions {
     pub separator: &'static str,
     /// Columns the first line is indented by (the length of a prefix like `Array(`).
     pub indent: usize,
+    /// Rows wrap before this many columns (NumPy's `linewidth`, 75; a repr keeps one column
+    /// for the `,` after the rows).
+    pub line_width: usize,
     pub style: Style,
 }
 
@@ -42,6 +45,7 @@ impl Default for FormatOptions {
             precision: None,
             separator: " ",
             indent: 0,
+            line_width: 75,
             style: Style::Rust,
         }
     }
@@ -173,6 +177,8 @@ fn shown_values(a: &Array, axes: &[Vec<Range<usize>>]) -> Result<Vec<Scalar>> {
 
 /// How the floats shown are spelt: NumPy's choice between positional and scientific.
 struct FloatFormat {
+    /// The real dtype values are stored in: digits are the fewest that read back as it.
+    real: DType,
     precision: Option<usize>,
     scientific: bool,
     /// Scientific mantissa digits shared by every value (NumPy pads them with zeros).
@@ -180,7 +186,7 @@ struct FloatFormat {
 }
 
 impl FloatFormat {
-    fn new(values: &[f64], precision: Option<usize>) -> FloatFormat {
+    fn new(real: DType, values: &[f64], precision: Option<usize>) -> FloatFormat {
         let finite: Vec<f64> = values
             .iter()
             .copied()
@@ -191,19 +197,20 @@ impl FloatFormat {
         let min = finite.iter().copied().fold(f64::INFINITY, f64::min);
         // NumPy's rule (suppress=False): large, tiny, or widely spread magnitudes.
         let scientific = !finite.is_empty() && (max >= 1e8 || min < 1e-4 || max / min > 1e3);
-        // The fewest mantissa digits (at most 8) that spell every value exactly as 8 would.
+        // The fewest mantissa digits (at most 8) that read back as every value, in its dtype.
         let sci_digits = precision.unwrap_or_else(|| {
             finite
                 .iter()
-                .map(|v| {
-                    let s = format!("{v:.8e}");
-                    let mant = s.split('e').next().unwrap_or("");
-                    trim_zeros(mant).split('.').nth(1).map_or(0, str::len)
+                .map(|&v| {
+                    (0..8)
+                        .find(|&d| reads_back(real, &format!("{v:.d$e}"), v))
+                        .unwrap_or(8)
                 })
                 .max()
                 .unwrap_or(0)
         });
         FloatFormat {
+            real,
             precision,
             scientific,
             sci_digits,
@@ -231,9 +238,30 @@ impl FloatFormat {
         }
         match self.precision {
             Some(p) => format!("{v:.p$}"),
-            None => trim_zeros(&format!("{v:.8}")),
+            // NumPy's `unique` digits: the fewest fractional digits (at most 8) that read
+            // back as the value in its own dtype (a float32 0.9785799 is not 0.97857988).
+            None => {
+                let d = (1..8)
+                    .find(|&d| reads_back(self.real, &format!("{v:.d$}"), v))
+                    .unwrap_or(8);
+                trim_zeros(&format!("{v:.d$}"))
+            }
         }
     }
+}
+
+/// Whether the decimal `s` reads back as `v` (a value of `real`) in `real`.
+fn reads_back(real: DType, s: &str, v: f64) -> bool {
+    let Ok(x) = s.parse::<f64>() else {
+        return false;
+    };
+    let back = match real {
+        DType::F16 => half::f16::from_f64(x).to_f64(),
+        DType::BF16 => half::bf16::from_f64(x).to_f64(),
+        DType::F32 | DType::Complex64 => x as f32 as f64,
+        _ => x,
+    };
+    back == v
 }
 
 /// `1.50000000` -> `1.5`, `2.00000000` -> `2.` (NumPy keeps the point of a float).
@@ -253,33 +281,46 @@ fn spell_all(dtype: DType, values: &[Scalar], o: &FormatOptions) -> Vec<String> 
         Scalar::Complex(c) => c.re,
     };
     if dtype.is_complex() {
-        let mut parts = Vec::with_capacity(values.len() * 2);
-        for s in values {
-            if let Scalar::Complex(c) = s {
-                parts.push(c.re);
-                parts.push(c.im);
-            }
-        }
-        let ff = FloatFormat::new(&parts, o.precision);
-        return values
+        // NumPy formats the real and the imaginary parts as two float columns, each with its
+        // own digits and alignment, and puts the `j` before the imaginary part's padding.
+        let (re, im): (Vec<f64>, Vec<f64>) = values
             .iter()
             .map(|s| match s {
-                Scalar::Complex(c) => {
-                    let im = ff.spell(c.im.abs());
-                    let sign = if c.im < 0.0 || (c.im == 0.0 && c.im.is_sign_negative()) {
-                        '-'
-                    } else {
-                        '+'
-                    };
-                    format!("{}{sign}{im}j", ff.spell(c.re))
-                }
-                other => ff.spell(f(other)),
+                Scalar::Complex(c) => (c.re, c.im),
+                other => (f(other), 0.0),
+            })
+            .unzip();
+        let real = dtype.real_part();
+        let (ffr, ffi) = (
+            FloatFormat::new(real, &re, o.precision),
+            FloatFormat::new(real, &im, o.precision),
+        );
+        let mut re_cells: Vec<String> = re.iter().map(|&v| ffr.spell(v)).collect();
+        let mut im_cells: Vec<String> = im
+            .iter()
+            .map(|&v| {
+                let sign = if v < 0.0 || (v == 0.0 && v.is_sign_negative()) {
+                    '-'
+                } else {
+                    '+'
+                };
+                format!("{sign}{}", ffi.spell(v.abs()))
+            })
+            .collect();
+        align(&mut re_cells);
+        align(&mut im_cells);
+        return re_cells
+            .into_iter()
+            .zip(im_cells)
+            .map(|(r, i)| {
+                let digits = i.trim_end();
+                format!("{r}{digits}j{}", &i[digits.len()..])
             })
             .collect();
     }
     if dtype.is_float() {
         let vals: Vec<f64> = values.iter().map(f).collect();
-        let ff = FloatFormat::new(&vals, o.precision);
+        let ff = FloatFormat::new(dtype, &vals, o.precision);
         return vals.iter().map(|&v| ff.spell(v)).collect();
     }
     values
@@ -346,6 +387,20 @@ fn rows(
     let n = counts[depth];
     let stride: usize = counts[depth + 1..].iter().product();
     let sep = o.separator.trim_end();
+    // NumPy's `_extendLine`: a word that would pass the line's end starts a new line, at
+    // the row's hanging indent, unless the line holds nothing but that indent.
+    let hanging = o.indent + depth + 1;
+    let wrap = |out: &mut String, word: &str| {
+        let line = match out.rfind('\n') {
+            Some(i) => out.len() - i - 1,
+            None => out.len() + o.indent,
+        };
+        if line + word.len() > o.line_width.saturating_sub(nd) && line > hanging {
+            out.truncate(out.trim_end_matches(' ').len());
+            out.push('\n');
+            out.push_str(&" ".repeat(hanging));
+        }
+    };
     for i in 0..n {
         if i > 0 {
             if depth + 1 == nd {
@@ -359,6 +414,7 @@ fn rows(
         }
         if cut[depth] && i == counts[depth] / 2 {
             if depth + 1 == nd {
+                wrap(out, "...");
                 out.push_str("...");
                 out.push_str(o.separator);
             } else {
@@ -367,6 +423,9 @@ fn rows(
                 out.push_str(&"\n".repeat(nd - depth - 1));
                 out.push_str(&" ".repeat(o.indent + depth + 1));
             }
+        }
+        if depth + 1 == nd {
+            wrap(out, &cells[start + i * stride]);
         }
         rows(out, cells, counts, cut, depth + 1, start + i * stride, o);
     }
@@ -414,6 +473,7 @@ impl Array {
             precision,
             separator: ", ",
             indent: "Array(".len(),
+            line_width: 75 - ",".len(),
             style,
         })?;
         // An empty array's rows do not show its shape (NumPy then names it).
@@ -423,11 +483,17 @@ impl Array {
         } else {
             String::new()
         };
-        Ok(format!(
-            "Array({body}, {shape}dtype={}, {})",
-            self.dtype(),
-            self.placement()
-        ))
+        // NumPy's `array_repr`: what follows the rows goes on a line of its own when it would
+        // pass the line width.
+        let tail = format!("{shape}dtype={}, {})", self.dtype(), self.placement());
+        let head = format!("Array({body},");
+        let last = head.len() - head.rfind('\n').map_or(0, |i| i + 1);
+        let spacer = if last + tail.len() + 1 > 75 {
+            format!("\n{}", " ".repeat("Array(".len()))
+        } else {
+            " ".to_string()
+        };
+        Ok(format!("{head}{spacer}{tail}"))
     }
 }
 
