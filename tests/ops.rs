@@ -89,8 +89,16 @@ fn ref_binary(op: BinaryOp, dtype: DType, x: Scalar, y: Scalar) -> Option<(DType
         };
         return Some((DType::Bool, Bool(r)));
     }
-    if op == Div && !dtype.is_inexact() {
-        return Some((DType::F64, Float(as_f64(x) / as_f64(y))));
+    if (op == Div || op.is_real_float()) && !dtype.is_inexact() {
+        let (a, b) = (as_f64(x), as_f64(y));
+        let r = match op {
+            Div => a / b,
+            Atan2 => a.atan2(b),
+            Copysign => a.copysign(b),
+            Hypot => a.hypot(b),
+            _ => (a.exp() + b.exp()).ln(),
+        };
+        return Some((DType::F64, Float(r)));
     }
     let r = match (x, y) {
         (Bool(a), Bool(b)) => match op {
@@ -146,6 +154,10 @@ fn ref_binary(op: BinaryOp, dtype: DType, x: Scalar, y: Scalar) -> Option<(DType
             Pow => a.powf(b),
             FloorDivide => (a / b).floor(),
             Remainder => a - b * (a / b).floor(),
+            Atan2 => a.atan2(b),
+            Copysign => a.copysign(b),
+            Hypot => a.hypot(b),
+            Logaddexp => (a.exp() + b.exp()).ln(),
             _ => return None,
         }),
         (Complex(a), Complex(b)) => Complex(match op {
@@ -186,6 +198,10 @@ fn ref_unary(op: UnaryOp, dtype: DType, x: Scalar) -> Option<(DType, Scalar)> {
         (LogicalNot | BitwiseInvert, Bool(b)) => Some((DType::Bool, Bool(!b))),
         (BitwiseInvert, Int(i)) => Some((dtype, Int(!i))),
         (BitwiseInvert, _) => None,
+        (Signbit, Float(f)) => Some((DType::Bool, Bool(f.is_sign_negative()))),
+        (Signbit, _) => None,
+        (Conj, Complex(c)) => Some((dtype, Complex(c.conj()))),
+        (Conj, v) => Some((dtype, v)),
         (LogicalNot, _) | (Neg | Abs, Bool(_)) => None,
         (Neg, Int(i)) => Some((dtype, Int(-i))),
         (Neg, Float(f)) => Some((dtype, Float(-f))),
@@ -232,7 +248,17 @@ fn ref_unary(op: UnaryOp, dtype: DType, x: Scalar) -> Option<(DType, Scalar)> {
                 Sqrt => c.sqrt(),
                 Sin => c.sin(),
                 Cos => c.cos(),
-                _ => c.tanh(),
+                Tanh => c.tanh(),
+                Asin => c.asin(),
+                Acos => c.acos(),
+                Atan => c.atan(),
+                Sinh => c.sinh(),
+                Cosh => c.cosh(),
+                Asinh => c.asinh(),
+                Acosh => c.acosh(),
+                Atanh => c.atanh(),
+                Expm1 => c.exp() - 1.0,
+                _ => (c + 1.0).ln(),
             }),
         )),
         (_, v) => {
@@ -243,7 +269,17 @@ fn ref_unary(op: UnaryOp, dtype: DType, x: Scalar) -> Option<(DType, Scalar)> {
                 Sqrt => f.sqrt(),
                 Sin => f.sin(),
                 Cos => f.cos(),
-                _ => f.tanh(),
+                Tanh => f.tanh(),
+                Asin => f.asin(),
+                Acos => f.acos(),
+                Atan => f.atan(),
+                Sinh => f.sinh(),
+                Cosh => f.cosh(),
+                Asinh => f.asinh(),
+                Acosh => f.acosh(),
+                Atanh => f.atanh(),
+                Expm1 => f.exp_m1(),
+                _ => f.ln_1p(),
             };
             Some((dtype.float_dtype(), Float(r)))
         }

@@ -288,6 +288,15 @@ fn unary_ops_match_cpu() {
             let x_g = x_c.to_device(&dev).unwrap();
             for &op in UnaryOp::ALL {
                 let what = format!("{op} {dtype} on {dev}");
+                if op == UnaryOp::Conj && !dtype.is_complex() {
+                    // A real array is its own conjugate: the same array, no kernel.
+                    let c = x_g.unary(op).unwrap();
+                    assert_eq!(
+                        c.unsafe_buffer_pointer().ok(),
+                        x_g.unsafe_buffer_pointer().ok()
+                    );
+                    continue;
+                }
                 same(&what, &dev, &[dtype], x_c.unary(op), x_g.unary(op));
                 same(
                     &format!("{what} transposed"),

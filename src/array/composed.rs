@@ -12,6 +12,27 @@ use crate::error::{Error, Result};
 use crate::layout::{Slice, normalize_axis};
 
 impl Array {
+    /// The real part: complex arrays give their real dtype; real arrays are their own.
+    pub fn real(&self) -> Result<Array> {
+        if self.dtype().is_complex() {
+            self.astype(self.dtype().real_part())
+        } else {
+            Ok(self.clone())
+        }
+    }
+
+    /// The imaginary part: `Re(-i z)`, exact (multiplying by `-i` only moves and negates
+    /// the parts); zeros of the same dtype for real arrays.
+    pub fn imag(&self) -> Result<Array> {
+        if self.dtype().is_complex() {
+            let minus_i = Scalar::Complex(num_complex::Complex64::new(0.0, -1.0));
+            self.binary_scalar(BinaryOp::Mul, minus_i, false)?
+                .astype(self.dtype().real_part())
+        } else {
+            self.zeros_like()
+        }
+    }
+
     /// Zeros with this array's shape, dtype and sharding.
     pub fn zeros_like(&self) -> Result<Array> {
         self.full_like(Scalar::Int(0))

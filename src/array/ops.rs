@@ -267,10 +267,24 @@ impl Array {
 
     /// Elementwise `op(self)`.
     pub fn unary(&self, op: UnaryOp) -> Result<Array> {
+        if op == UnaryOp::Conj && !self.dtype().is_complex() {
+            // The conjugate of a real number is itself: no kernel, no copy.
+            return Ok(self.clone());
+        }
         let (input, out) = match op {
             UnaryOp::LogicalNot => (DType::Bool, DType::Bool),
             UnaryOp::Abs => (self.dtype(), self.dtype().real_part()),
             UnaryOp::Neg => (self.dtype(), self.dtype()),
+            UnaryOp::Signbit => {
+                if !self.dtype().is_float() {
+                    return Err(Error::DTypeMismatch {
+                        op: op.name(),
+                        expected: "a real floating dtype".into(),
+                        got: self.dtype(),
+                    });
+                }
+                (self.dtype(), DType::Bool)
+            }
             UnaryOp::BitwiseInvert => {
                 let d = self.dtype();
                 if !(d.is_integer() || d == DType::Bool) {
@@ -349,7 +363,7 @@ impl Array {
             (DType::Bool, DType::Bool)
         } else if op.is_comparison() {
             (common, DType::Bool)
-        } else if op == BinaryOp::Div && !common.is_inexact() {
+        } else if (op == BinaryOp::Div || op.is_real_float()) && !common.is_inexact() {
             // True division of integers gives float64, as NumPy's `/`.
             let f = self.on_devices(DType::F64);
             (f, f)
@@ -524,13 +538,16 @@ macro_rules! named_ops {
 named_ops!(
     unary: neg => Neg, abs => Abs, exp => Exp, log => Log, sqrt => Sqrt, sin => Sin, cos => Cos,
         tanh => Tanh, logical_not => LogicalNot, floor => Floor, ceil => Ceil, round => Round,
-        sign => Sign, bitwise_invert => BitwiseInvert;
+        sign => Sign, bitwise_invert => BitwiseInvert, asin => Asin, acos => Acos, atan => Atan,
+        sinh => Sinh, cosh => Cosh, asinh => Asinh, acosh => Acosh, atanh => Atanh,
+        expm1 => Expm1, log1p => Log1p, signbit => Signbit, conj => Conj;
     binary: add => Add, sub => Sub, mul => Mul, div => Div, maximum => Maximum,
         minimum => Minimum, pow => Pow, equal => Eq, not_equal => Ne, less => Lt,
         less_equal => Le, greater => Gt, greater_equal => Ge, logical_and => LogicalAnd,
         logical_or => LogicalOr, logical_xor => LogicalXor, bitwise_and => BitwiseAnd,
         bitwise_or => BitwiseOr, bitwise_xor => BitwiseXor, left_shift => LeftShift,
-        right_shift => RightShift, floor_divide => FloorDivide, remainder => Remainder
+        right_shift => RightShift, floor_divide => FloorDivide, remainder => Remainder,
+        atan2 => Atan2, copysign => Copysign, hypot => Hypot, logaddexp => Logaddexp
 );
 
 macro_rules! operators {

@@ -47,6 +47,9 @@ op_enum!(
         Sin => "sin", Cos => "cos", Tanh => "tanh", LogicalNot => "logical_not",
         Floor => "floor", Ceil => "ceil", Round => "round", Sign => "sign",
         BitwiseInvert => "bitwise_invert",
+        Asin => "asin", Acos => "acos", Atan => "atan", Sinh => "sinh", Cosh => "cosh",
+        Asinh => "asinh", Acosh => "acosh", Atanh => "atanh", Expm1 => "expm1", Log1p => "log1p",
+        Signbit => "signbit", Conj => "conj",
     }
 );
 
@@ -62,6 +65,7 @@ op_enum!(
         BitwiseAnd => "bitwise_and", BitwiseOr => "bitwise_or", BitwiseXor => "bitwise_xor",
         LeftShift => "bitwise_left_shift", RightShift => "bitwise_right_shift",
         FloorDivide => "floor_divide", Remainder => "remainder",
+        Atan2 => "atan2", Copysign => "copysign", Hypot => "hypot", Logaddexp => "logaddexp",
     }
 );
 
@@ -95,6 +99,13 @@ impl BinaryOp {
     /// Shifts: integers only. A count outside `0..bits` gives 0 (the sign for a right shift
     /// of a negative value), as NumPy's and XLA's shifts do; C's and WGSL's are undefined or
     /// wrap there, so every kernel tests the count.
+    /// Functions of real floats (integers compute in float64, as NumPy's `/`).
+    pub const fn is_real_float(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Atan2 | BinaryOp::Copysign | BinaryOp::Hypot | BinaryOp::Logaddexp
+        )
+    }
     pub const fn is_shift(self) -> bool {
         matches!(self, BinaryOp::LeftShift | BinaryOp::RightShift)
     }

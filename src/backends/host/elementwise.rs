@@ -3,7 +3,8 @@
 
 use super::engine::{alloc_out, map1, map2, out_ptr, out_slice, par_ranges};
 use super::math::{
-    Arith, ComplexSign, DivMod, Real, Rounding, Shift, Transcendental, dispatch, dispatch_arith,
+    Arith, ComplexSign, DivMod, Real, RealFloat, Rounding, Shift, Transcendental, dispatch,
+    dispatch_arith,
 };
 use super::{HostBackend, HostBuffer, HostDevice};
 use crate::backends::op::expect_out;
@@ -49,6 +50,7 @@ pub(crate) fn unary(
     let no = || be.unsupported(op.name(), dt);
     let want = match (op, dt) {
         (UnaryOp::Abs, DType::Complex64 | DType::Complex128) => dt.real_part(),
+        (UnaryOp::Signbit, _) => DType::Bool,
         _ => dt,
     };
     expect_out(op.name(), out, want)?;
@@ -88,6 +90,13 @@ pub(crate) fn unary(
             DType::Bool => run1(be, dev, x, |v: bool| !v),
             _ => Err(no()),
         },
+        UnaryOp::Conj => match dt {
+            DType::Complex64 => run1(be, dev, x, |c: Complex32| c.conj()),
+            DType::Complex128 => run1(be, dev, x, |c: Complex64| c.conj()),
+            _ => Err(no()),
+        },
+        UnaryOp::Signbit => dispatch!(dt, [F16, BF16, F32, F64],
+            T => run1(be, dev, x, |v: T| v.is_sign_negative()), else Err(no())),
         UnaryOp::BitwiseInvert => dispatch!(dt, [Bool, I8, I16, I32, I64, U8, U16, U32, U64],
             T => run1(be, dev, x, |v: T| !v), else Err(no())),
         UnaryOp::Exp
@@ -95,7 +104,17 @@ pub(crate) fn unary(
         | UnaryOp::Sqrt
         | UnaryOp::Sin
         | UnaryOp::Cos
-        | UnaryOp::Tanh => {
+        | UnaryOp::Tanh
+        | UnaryOp::Asin
+        | UnaryOp::Acos
+        | UnaryOp::Atan
+        | UnaryOp::Sinh
+        | UnaryOp::Cosh
+        | UnaryOp::Asinh
+        | UnaryOp::Acosh
+        | UnaryOp::Atanh
+        | UnaryOp::Expm1
+        | UnaryOp::Log1p => {
             // One `run1` per function (not a `fn` pointer picked at run time): each loop is
             // compiled around its function, so `sqrt` vectorises instead of making an
             // indirect call per element.
@@ -105,7 +124,17 @@ pub(crate) fn unary(
                 UnaryOp::Sqrt => run1(be, dev, x, T::sqrt_),
                 UnaryOp::Sin => run1(be, dev, x, T::sin_),
                 UnaryOp::Cos => run1(be, dev, x, T::cos_),
-                _ => run1(be, dev, x, T::tanh_),
+                UnaryOp::Tanh => run1(be, dev, x, T::tanh_),
+                UnaryOp::Asin => run1(be, dev, x, T::asin_),
+                UnaryOp::Acos => run1(be, dev, x, T::acos_),
+                UnaryOp::Atan => run1(be, dev, x, T::atan_),
+                UnaryOp::Sinh => run1(be, dev, x, T::sinh_),
+                UnaryOp::Cosh => run1(be, dev, x, T::cosh_),
+                UnaryOp::Asinh => run1(be, dev, x, T::asinh_),
+                UnaryOp::Acosh => run1(be, dev, x, T::acosh_),
+                UnaryOp::Atanh => run1(be, dev, x, T::atanh_),
+                UnaryOp::Expm1 => run1(be, dev, x, T::expm1_),
+                _ => run1(be, dev, x, T::log1p_),
             }, else Err(no()))
         }
     }
@@ -169,6 +198,14 @@ pub(crate) fn binary(
                 BitwiseOr => run2(be, dev, a, b, |p: T, q: T| p | q),
                 _ => run2(be, dev, a, b, |p: T, q: T| p ^ q),
             }, else Err(no())),
+        Atan2 | Copysign | Hypot | Logaddexp => {
+            dispatch!(dt, [F16, BF16, F32, F64], T => match op {
+                Atan2 => run2(be, dev, a, b, T::atan2_),
+                Copysign => run2(be, dev, a, b, T::copysign_),
+                Hypot => run2(be, dev, a, b, T::hypot_),
+                _ => run2(be, dev, a, b, T::logaddexp_),
+            }, else Err(no()))
+        }
         FloorDivide | Remainder => {
             dispatch!(dt, [I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64], T => {
                 if op == FloorDivide { run2(be, dev, a, b, T::floor_div_) } else { run2(be, dev, a, b, T::rem_) }

@@ -35,6 +35,16 @@ pub(crate) trait Transcendental: Arith {
     fn sin_(self) -> Self;
     fn cos_(self) -> Self;
     fn tanh_(self) -> Self;
+    fn asin_(self) -> Self;
+    fn acos_(self) -> Self;
+    fn atan_(self) -> Self;
+    fn sinh_(self) -> Self;
+    fn cosh_(self) -> Self;
+    fn asinh_(self) -> Self;
+    fn acosh_(self) -> Self;
+    fn atanh_(self) -> Self;
+    fn expm1_(self) -> Self;
+    fn log1p_(self) -> Self;
 }
 
 macro_rules! int_math {
@@ -184,6 +194,43 @@ fn divmod<F: num_traits::Float>(a: F, b: F) -> (F, F) {
     (q, m)
 }
 
+/// Functions of two real floats, as NumPy's: `atan2`, `copysign`, `hypot` (no overflow in
+/// the squares; infinite if either is, even beside NaN), and `logaddexp` (`log(e^a + e^b)`
+/// without overflow; `a + log 2` when the two are equal, which keeps equal infinities).
+pub(crate) trait RealFloat: Element {
+    fn atan2_(self, o: Self) -> Self;
+    fn copysign_(self, o: Self) -> Self;
+    fn hypot_(self, o: Self) -> Self;
+    fn logaddexp_(self, o: Self) -> Self;
+}
+
+macro_rules! real_float {
+    ($($t:ty: $f:ty),*) => {$(
+        impl RealFloat for $t {
+            #[inline(always)] fn atan2_(self, o: Self) -> Self {
+                from_f::<$t, $f>(<$f>::from(self).atan2(<$f>::from(o)))
+            }
+            #[inline(always)] fn copysign_(self, o: Self) -> Self {
+                from_f::<$t, $f>(<$f>::from(self).copysign(<$f>::from(o)))
+            }
+            #[inline(always)] fn hypot_(self, o: Self) -> Self {
+                from_f::<$t, $f>(<$f>::from(self).hypot(<$f>::from(o)))
+            }
+            #[inline(always)] fn logaddexp_(self, o: Self) -> Self {
+                let (a, b) = (<$f>::from(self), <$f>::from(o));
+                let r = if a == b {
+                    a + std::f64::consts::LN_2 as $f
+                } else {
+                    let d = a - b;
+                    if d > 0.0 { a + (-d).exp().ln_1p() } else if d <= 0.0 { b + d.exp().ln_1p() } else { d }
+                };
+                from_f::<$t, $f>(r)
+            }
+        }
+    )*};
+}
+real_float!(f32: f32, f64: f64, f16: f32, bf16: f32);
+
 macro_rules! float_math {
     ($($t:ty),*) => {$(
         impl Arith for $t {
@@ -210,6 +257,16 @@ macro_rules! float_math {
             #[inline(always)] fn sin_(self) -> Self { self.sin() }
             #[inline(always)] fn cos_(self) -> Self { self.cos() }
             #[inline(always)] fn tanh_(self) -> Self { self.tanh() }
+            #[inline(always)] fn asin_(self) -> Self { self.asin() }
+            #[inline(always)] fn acos_(self) -> Self { self.acos() }
+            #[inline(always)] fn atan_(self) -> Self { self.atan() }
+            #[inline(always)] fn sinh_(self) -> Self { self.sinh() }
+            #[inline(always)] fn cosh_(self) -> Self { self.cosh() }
+            #[inline(always)] fn asinh_(self) -> Self { self.asinh() }
+            #[inline(always)] fn acosh_(self) -> Self { self.acosh() }
+            #[inline(always)] fn atanh_(self) -> Self { self.atanh() }
+            #[inline(always)] fn expm1_(self) -> Self { self.exp_m1() }
+            #[inline(always)] fn log1p_(self) -> Self { self.ln_1p() }
         }
     )*};
 }
@@ -241,6 +298,16 @@ macro_rules! half_math {
             #[inline(always)] fn sin_(self) -> Self { <$t>::from_f32(self.to_f32().sin()) }
             #[inline(always)] fn cos_(self) -> Self { <$t>::from_f32(self.to_f32().cos()) }
             #[inline(always)] fn tanh_(self) -> Self { <$t>::from_f32(self.to_f32().tanh()) }
+            #[inline(always)] fn asin_(self) -> Self { <$t>::from_f32(self.to_f32().asin()) }
+            #[inline(always)] fn acos_(self) -> Self { <$t>::from_f32(self.to_f32().acos()) }
+            #[inline(always)] fn atan_(self) -> Self { <$t>::from_f32(self.to_f32().atan()) }
+            #[inline(always)] fn sinh_(self) -> Self { <$t>::from_f32(self.to_f32().sinh()) }
+            #[inline(always)] fn cosh_(self) -> Self { <$t>::from_f32(self.to_f32().cosh()) }
+            #[inline(always)] fn asinh_(self) -> Self { <$t>::from_f32(self.to_f32().asinh()) }
+            #[inline(always)] fn acosh_(self) -> Self { <$t>::from_f32(self.to_f32().acosh()) }
+            #[inline(always)] fn atanh_(self) -> Self { <$t>::from_f32(self.to_f32().atanh()) }
+            #[inline(always)] fn expm1_(self) -> Self { <$t>::from_f32(self.to_f32().exp_m1()) }
+            #[inline(always)] fn log1p_(self) -> Self { <$t>::from_f32(self.to_f32().ln_1p()) }
         }
     )*};
 }
@@ -265,6 +332,17 @@ macro_rules! complex_math {
             #[inline(always)] fn sin_(self) -> Self { self.sin() }
             #[inline(always)] fn cos_(self) -> Self { self.cos() }
             #[inline(always)] fn tanh_(self) -> Self { self.tanh() }
+            #[inline(always)] fn asin_(self) -> Self { self.asin() }
+            #[inline(always)] fn acos_(self) -> Self { self.acos() }
+            #[inline(always)] fn atan_(self) -> Self { self.atan() }
+            #[inline(always)] fn sinh_(self) -> Self { self.sinh() }
+            #[inline(always)] fn cosh_(self) -> Self { self.cosh() }
+            #[inline(always)] fn asinh_(self) -> Self { self.asinh() }
+            #[inline(always)] fn acosh_(self) -> Self { self.acosh() }
+            #[inline(always)] fn atanh_(self) -> Self { self.atanh() }
+            // num-complex has neither: exp - 1 and ln(1 + z), as NumPy's complex forms are.
+            #[inline(always)] fn expm1_(self) -> Self { self.exp() - Self::ONE }
+            #[inline(always)] fn log1p_(self) -> Self { (self + Self::ONE).ln() }
         }
     )*};
 }

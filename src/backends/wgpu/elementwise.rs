@@ -30,6 +30,53 @@ fn pow_i(a: i32, b: i32) -> i32 {
     loop { if e == 0u { break; } if (e & 1u) == 1u { r *= x; } x *= x; e >>= 1u; }
     return r;
 }
+fn nan_f() -> f32 { return bitcast<f32>(0x7fc00000u); }
+fn expm1_f(a: f32) -> f32 {
+    let u = exp(a);
+    if u == 1.0 || is_nan(a) { return a; }
+    let um1 = u - 1.0;
+    if um1 == -1.0 { return -1.0; }
+    if u > 3.0e38 { return u; }
+    return um1 * a / log(u);
+}
+fn log1p_f(a: f32) -> f32 {
+    let u = 1.0 + a;
+    if u == 1.0 || is_nan(a) { return a; }
+    if u > 3.0e38 { return log(u); }
+    return log(u) * a / (u - 1.0);
+}
+// atan2 with IEEE's signed zeros and infinities (drivers differ at the edges).
+fn neg_bit(x: f32) -> bool { return (bitcast<u32>(x) & 0x80000000u) != 0u; }
+fn with_sign_of(m: f32, y: f32) -> f32 { return select(m, -m, neg_bit(y)); }
+fn atan2_f(y: f32, x: f32) -> f32 {
+    let pi = 3.1415927410125732;
+    let inf = bitcast<f32>(0x7f800000u);
+    if is_nan(y) || is_nan(x) { return y + x; }
+    if y == 0.0 { return with_sign_of(select(0.0, pi, neg_bit(x)), y); }
+    if abs(x) == inf {
+        if abs(y) == inf { return with_sign_of(select(0.7853981852531433, 2.356194496154785, x < 0.0), y); }
+        return with_sign_of(select(0.0, pi, x < 0.0), y);
+    }
+    if x == 0.0 || abs(y) == inf { return with_sign_of(1.5707963705062866, y); }
+    return atan2(y, x);
+}
+fn hypot_f(a: f32, b: f32) -> f32 {
+    let x = abs(a); let y = abs(b);
+    let inf = bitcast<f32>(0x7f800000u);
+    if x == inf || y == inf { return inf; }
+    if is_nan(x) || is_nan(y) { return x + y; }
+    let m = max(x, y); let n = min(x, y);
+    if m == 0.0 { return 0.0; }
+    let r = n / m;
+    return m * sqrt(1.0 + r * r);
+}
+fn logaddexp_f(a: f32, b: f32) -> f32 {
+    if a == b { return a + 0.6931471805599453; }
+    let d = a - b;
+    if d > 0.0 { return a + log1p_f(exp(-d)); }
+    if d <= 0.0 { return b + log1p_f(exp(d)); }
+    return d;
+}
 // NumPy's floor_divide and remainder (npy_divmod): the quotient rounded down, the remainder
 // with the divisor's sign; integer division by zero gives 0, as on the CPU.
 fn floor_div_i(a: i32, b: i32) -> i32 {
@@ -98,7 +145,30 @@ fn unary_expr(op: UnaryOp, ty: &str) -> Option<String> {
         (Cos, "f32") => "cos(a)".into(),
         // Clamped: tanh as (e^2x - 1) / (e^2x + 1) overflows to NaN on some drivers.
         (Tanh, "f32") => "select(tanh(clamp(a, -20.0, 20.0)), a, is_nan(a))".into(),
+        // Outside their domains WGSL's results are indeterminate: NaN (and ±inf at atanh's
+        // ends) spelt out, as IEEE and the CPU give.
+        // Through atan2: drivers' asin and acos are far less accurate (llvmpipe's asin(0.5)
+        // is 4e-4 off).
+        (Asin, "f32") => {
+            "select(atan2(a, sqrt((1.0 - a) * (1.0 + a))), nan_f(), abs(a) > 1.0)".into()
+        }
+        (Acos, "f32") => {
+            "select(atan2(sqrt((1.0 - a) * (1.0 + a)), a), nan_f(), abs(a) > 1.0)".into()
+        }
+        (Atan, "f32") => "atan(a)".into(),
+        (Sinh, "f32") => "sinh(a)".into(),
+        (Cosh, "f32") => "cosh(a)".into(),
+        (Asinh, "f32") => "asinh(a)".into(),
+        (Acosh, "f32") => "select(acosh(a), nan_f(), a < 1.0)".into(),
+        (Atanh, "f32") => "select(select(atanh(a), nan_f(), abs(a) > 1.0), \
+             select(bitcast<f32>(0x7f800000u), bitcast<f32>(0xff800000u), a < 0.0), \
+             abs(a) == 1.0)"
+            .into(),
+        // Kahan's forms: accurate near 0, where exp(a) - 1 and log(1 + a) cancel.
+        (Expm1, "f32") => "expm1_f(a)".into(),
+        (Log1p, "f32") => "log1p_f(a)".into(),
         (LogicalNot | BitwiseInvert, "bool") => "!a".into(),
+        (Signbit, "f32") => "neg_bit(a)".into(),
         (BitwiseInvert, "i32" | "u32") => "~a".into(),
         (Floor, "f32") => "floor(a)".into(),
         (Ceil, "f32") => "ceil(a)".into(),
@@ -162,6 +232,12 @@ fn binary_expr(op: BinaryOp, ty: &str) -> Option<String> {
         LogicalAnd if ty == "bool" => "a && b".into(),
         LogicalOr if ty == "bool" => "a || b".into(),
         LogicalXor if ty == "bool" => "a != b".into(),
+        Atan2 if ty == "f32" => "atan2_f(a, b)".into(),
+        Copysign if ty == "f32" => {
+            "bitcast<f32>((bitcast<u32>(a) & 0x7fffffffu) | (bitcast<u32>(b) & 0x80000000u))".into()
+        }
+        Hypot if ty == "f32" => "hypot_f(a, b)".into(),
+        Logaddexp if ty == "f32" => "logaddexp_f(a, b)".into(),
         FloorDivide => match ty {
             "f32" => "floor_div_f(a, b)".into(),
             "i32" => "floor_div_i(a, b)".into(),
@@ -245,7 +321,8 @@ fn kernel(key: String, inputs: &[Elem], out: Elem, result_ty: &str, expr: &str) 
 pub(crate) fn unary(op: UnaryOp, x: Elem, out: Elem) -> Option<MapKernel> {
     let expr = unary_expr(op, x.ty)?;
     let key = format!("unary-{op}-{}-{}", x.dtype, out.dtype);
-    (out.ty == x.ty).then(|| kernel(key, &[x], out, out.ty, &expr))
+    let out_ok = out.ty == x.ty || (op == UnaryOp::Signbit && out.ty == "bool");
+    out_ok.then(|| kernel(key, &[x], out, out.ty, &expr))
 }
 
 /// The kernel of `op(a, b)` with output `out`, or `None` when the op does not exist.

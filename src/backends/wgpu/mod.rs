@@ -346,8 +346,14 @@ impl WgpuBackend {
     ) -> Result<Arc<dyn DeviceBuffer>> {
         let ctx = self.ctx(self.buffer(&x)?.device)?;
         let e = self.elem(ctx, op.name(), x.dtype)?;
-        expect_out(op.name(), out, x.dtype)?;
-        let kernel = elementwise::unary(op, e, e)
+        let want = if op == UnaryOp::Signbit {
+            DType::Bool
+        } else {
+            x.dtype
+        };
+        expect_out(op.name(), out, want)?;
+        let o = self.elem(ctx, op.name(), want)?;
+        let kernel = elementwise::unary(op, e, o)
             .ok_or_else(|| Error::unsupported("wgpu", op.name(), x.dtype))?;
         done(self.map(op.name(), &kernel, &[x], out.size_in_bytes())?)
     }

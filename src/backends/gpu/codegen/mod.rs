@@ -27,6 +27,7 @@ pub(crate) fn map_output(op: MapOp, dt: DType) -> Option<DType> {
             ops::unary(u, dt, "a")?;
             Some(match (u, dt) {
                 (UnaryOp::Abs, DType::Complex64 | DType::Complex128) => dt.real_part(),
+                (UnaryOp::Signbit, _) => DType::Bool,
                 _ => dt,
             })
         }

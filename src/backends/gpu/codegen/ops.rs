@@ -103,6 +103,28 @@ pub(crate) fn unary(op: UnaryOp, dt: DType, a: &str) -> Option<String> {
                 _ => return None,
             }
         }
+        UnaryOp::Conj => match k {
+            Kind::Complex => format!("mk({a}.re, -{a}.im, {a})"),
+            _ => return None,
+        },
+        UnaryOp::Signbit => match k {
+            Kind::Float => format!("(signbit({a}) != 0)"),
+            _ => return None,
+        },
+        UnaryOp::Asin
+        | UnaryOp::Acos
+        | UnaryOp::Atan
+        | UnaryOp::Sinh
+        | UnaryOp::Cosh
+        | UnaryOp::Asinh
+        | UnaryOp::Acosh
+        | UnaryOp::Atanh
+        | UnaryOp::Expm1
+        | UnaryOp::Log1p => match k {
+            Kind::Float => format!("{}({a})", math(dt, op.name())),
+            Kind::Complex => format!("cx_{}({a})", op.name()),
+            _ => return None,
+        },
     })
 }
 
@@ -191,6 +213,18 @@ pub(crate) fn binary(op: BinaryOp, dt: DType, a: &str, b: &str) -> Option<String
                 _ => return None,
             }
         }
+        Atan2 | Copysign | Hypot | Logaddexp => match k {
+            Kind::Float => {
+                let f = match op {
+                    Atan2 => math(dt, "atan2"),
+                    Copysign => math(dt, "copysign"),
+                    Hypot => math(dt, "hypot"),
+                    _ => format!("logaddexp_{}", if dt == DType::F64 { "d" } else { "f" }),
+                };
+                format!("{f}({a}, {b})")
+            }
+            _ => return None,
+        },
         FloorDivide | Remainder => match k {
             Kind::Int | Kind::UInt => {
                 let t = compute(dt);

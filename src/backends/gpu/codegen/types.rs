@@ -158,7 +158,27 @@ __device__ __forceinline__ C cx_tanh(C a) {                                     
   return mk(sinh##SFX(a.re + a.re) / d, sin##SFX(a.im + a.im) / d, a); }                         \
 __device__ __forceinline__ C cx_pow(C a, C b) { return cx_exp(cx_mul(b, cx_log(a))); }      \
 __device__ __forceinline__ C cx_sign(C a) {                                                     \
-  R n = cx_abs(a); return n == (R)0 ? mk((R)0, (R)0, a) : mk(a.re / n, a.im / n, a); }
+  R n = cx_abs(a); return n == (R)0 ? mk((R)0, (R)0, a) : mk(a.re / n, a.im / n, a); }           \
+__device__ __forceinline__ C cx_sinh(C a) {                                                     \
+  return mk(sinh##SFX(a.re) * cos##SFX(a.im), cosh##SFX(a.re) * sin##SFX(a.im), a); }            \
+__device__ __forceinline__ C cx_cosh(C a) {                                                     \
+  return mk(cosh##SFX(a.re) * cos##SFX(a.im), sinh##SFX(a.re) * sin##SFX(a.im), a); }            \
+__device__ __forceinline__ C cx_one(C a) { return mk((R)1, (R)0, a); }                          \
+__device__ __forceinline__ C cx_i(C a) { return mk(-a.im, a.re, a); }                           \
+__device__ __forceinline__ C cx_minus_i(C a) { return mk(a.im, -a.re, a); }                     \
+__device__ __forceinline__ C cx_asinh(C a) {                                                    \
+  return cx_log(cx_add(a, cx_sqrt(cx_add(cx_mul(a, a), cx_one(a))))); }                         \
+__device__ __forceinline__ C cx_acosh(C a) {                                                    \
+  return cx_log(cx_add(a, cx_mul(cx_sqrt(cx_add(a, cx_one(a))), cx_sqrt(cx_sub(a, cx_one(a)))))); } \
+__device__ __forceinline__ C cx_atanh(C a) {                                                    \
+  C d = cx_sub(cx_log(cx_add(cx_one(a), a)), cx_log(cx_sub(cx_one(a), a)));                     \
+  return mk(d.re * (R)0.5, d.im * (R)0.5, a); }                                                 \
+__device__ __forceinline__ C cx_asin(C a) { return cx_minus_i(cx_asinh(cx_i(a))); }             \
+__device__ __forceinline__ C cx_acos(C a) {                                                     \
+  C s = cx_asin(a); return mk((R)1.5707963267948966 - s.re, -s.im, a); }                        \
+__device__ __forceinline__ C cx_atan(C a) { return cx_minus_i(cx_atanh(cx_i(a))); }             \
+__device__ __forceinline__ C cx_expm1(C a) { return cx_sub(cx_exp(a), cx_one(a)); }             \
+__device__ __forceinline__ C cx_log1p(C a) { return cx_log(cx_add(cx_one(a), a)); }
 DLARRAY_COMPLEX(c64, float, f)
 DLARRAY_COMPLEX(c128, double, )
 
@@ -214,6 +234,16 @@ __device__ __forceinline__ R rem_##SFX(R a, R b) {                              
 #define floord_ floor
 DLARRAY_DIVMOD(float, f)
 DLARRAY_DIVMOD(double, d)
+/* log(e^a + e^b) without overflow, as NumPy's logaddexp. */
+#define DLARRAY_LOGADDEXP(R, SFX, F)                                                            \
+__device__ __forceinline__ R logaddexp_##SFX(R a, R b) {                                        \
+  if (a == b) return a + (R)0.6931471805599453;                                                 \
+  R d = a - b;                                                                                  \
+  if (d > (R)0) return a + log1p##F(exp##F(-d));                                                \
+  if (d <= (R)0) return b + log1p##F(exp##F(d));                                                \
+  return d; }
+DLARRAY_LOGADDEXP(float, f, f)
+DLARRAY_LOGADDEXP(double, d, )
 
 /* A 32-bit rotate (threefry); r in 1..31. */
 __device__ __forceinline__ u32 rotl32(u32 x, u32 r) { return (x << r) | (x >> (32 - r)); }
