@@ -1158,3 +1158,95 @@ fn bitwise_ops_refuse_floats_and_shifts_refuse_bool() {
         vec![Scalar::Bool(false); 2]
     );
 }
+
+#[test]
+fn tile_repeat_meshgrid_diff_tensordot_as_numpy() {
+    let a = Array::from_vec(vec![1i32, 2, 3, 4], &[2, 2]).unwrap();
+    let t = a.tile(&[2, 1, 2]).unwrap();
+    assert_eq!(t.shape(), &[2, 2, 4]);
+    assert_eq!(
+        t.to_vec::<i32>().unwrap(),
+        [1, 2, 1, 2, 3, 4, 3, 4, 1, 2, 1, 2, 3, 4, 3, 4]
+    );
+    assert_eq!(
+        a.tile(&[2]).unwrap().to_vec::<i32>().unwrap(),
+        [1, 2, 1, 2, 3, 4, 3, 4]
+    );
+    let r = a.repeat(2, Some(0)).unwrap();
+    assert_eq!(
+        (r.shape(), r.to_vec::<i32>().unwrap()),
+        (&[4usize, 2][..], vec![1, 2, 1, 2, 3, 4, 3, 4])
+    );
+    assert_eq!(
+        a.repeat(3, None).unwrap().to_vec::<i32>().unwrap(),
+        [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]
+    );
+    let x = Array::from_vec(vec![1.0f64, 2.0, 3.0], &[3]).unwrap();
+    let y = Array::from_vec(vec![10.0f64, 20.0], &[2]).unwrap();
+    let g = Array::meshgrid(&[&x, &y], "xy").unwrap();
+    assert_eq!(g[0].shape(), &[2, 3]);
+    assert_eq!(
+        g[0].to_vec::<f64>().unwrap(),
+        [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]
+    );
+    assert_eq!(
+        g[1].to_vec::<f64>().unwrap(),
+        [10.0, 10.0, 10.0, 20.0, 20.0, 20.0]
+    );
+    let g = Array::meshgrid(&[&x, &y], "ij").unwrap();
+    assert_eq!(g[1].shape(), &[3, 2]);
+    assert!(Array::meshgrid(&[&a], "xy").is_err());
+    let sq = Array::from_vec(vec![1i64, 4, 9, 16, 25], &[5]).unwrap();
+    assert_eq!(
+        sq.diff(1, -1, None, None).unwrap().to_vec::<i64>().unwrap(),
+        [3, 5, 7, 9]
+    );
+    assert_eq!(
+        sq.diff(2, 0, None, None).unwrap().to_vec::<i64>().unwrap(),
+        [2, 2, 2]
+    );
+    let pre = Array::from_vec(vec![0i64], &[1]).unwrap();
+    assert_eq!(
+        sq.diff(1, 0, Some(&pre), None)
+            .unwrap()
+            .to_vec::<i64>()
+            .unwrap(),
+        [1, 3, 5, 7, 9]
+    );
+    let m = Array::arange(0.0, 24.0, 1.0, DType::F64)
+        .unwrap()
+        .reshape(&[2, 3, 4])
+        .unwrap();
+    let n = Array::arange(0.0, 60.0, 1.0, DType::F64)
+        .unwrap()
+        .reshape(&[3, 4, 5])
+        .unwrap();
+    let td = m.tensordot(&n, &[1, 2], &[0, 1]).unwrap();
+    assert_eq!(td.shape(), &[2, 5]);
+    // The same as summing the products by hand.
+    let (mv, nv) = (m.to_vec::<f64>().unwrap(), n.to_vec::<f64>().unwrap());
+    let want: Vec<f64> = (0..2)
+        .flat_map(|i| (0..5).map(move |l| (i, l)))
+        .map(|(i, l)| (0..12).map(|jk| mv[i * 12 + jk] * nv[jk * 5 + l]).sum())
+        .collect();
+    assert_eq!(td.to_vec::<f64>().unwrap(), want);
+    assert!(m.tensordot(&n, &[0], &[0]).is_err());
+}
+
+#[test]
+fn any_and_all_over_nothing() {
+    let e = Array::zeros(&[0, 3], DType::F32).unwrap();
+    assert_eq!(
+        e.any(dlarray::Axes::All).unwrap().to_vec::<bool>().unwrap(),
+        [false]
+    );
+    assert_eq!(
+        e.all(dlarray::Axes::All).unwrap().to_vec::<bool>().unwrap(),
+        [true]
+    );
+    assert_eq!(
+        e.all(vec![0]).unwrap().to_vec::<bool>().unwrap(),
+        [true, true, true]
+    );
+    assert_eq!(e.any(vec![1]).unwrap().shape(), &[0]);
+}

@@ -104,13 +104,21 @@ impl PyArray {
         self.0.is_read_only()
     }
 
-    #[pyo3(signature = (device, memory_kind=None))]
+    /// `stream` is the array API's: dlarray orders the move on its own streams, so only
+    /// `None` is taken.
+    #[pyo3(signature = (device, /, *, stream=None, memory_kind=None))]
     fn to_device(
         &self,
         py: Python<'_>,
         device: &Bound<'_, PyAny>,
+        stream: Option<&Bound<'_, PyAny>>,
         memory_kind: Option<&str>,
     ) -> PyResult<PyArray> {
+        if stream.is_some() {
+            return Err(PyValueError::new_err(
+                "to_device(stream=...): dlarray orders moves on its own streams; pass None",
+            ));
+        }
         let d = device_arg(device)?;
         let a = py.detach(|| self.0.to_device(&d)).map_err(to_py)?;
         let a = match memory_kind {

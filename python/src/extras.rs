@@ -148,19 +148,26 @@ fn broadcast(shapes: &[Vec<usize>]) -> PyResult<Vec<usize>> {
 
 #[pyfunction]
 #[pyo3(signature = (*shapes))]
-pub fn broadcast_shapes(shapes: Vec<Vec<usize>>) -> PyResult<Vec<usize>> {
-    broadcast(&shapes)
+pub fn broadcast_shapes<'py>(
+    py: Python<'py>,
+    shapes: Vec<Vec<usize>>,
+) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+    pyo3::types::PyTuple::new(py, broadcast(&shapes)?)
 }
 
 #[pyfunction]
 #[pyo3(signature = (*arrays))]
-pub fn broadcast_arrays(arrays: Vec<PyRef<'_, PyArray>>) -> PyResult<Vec<PyArray>> {
+pub fn broadcast_arrays<'py>(
+    py: Python<'py>,
+    arrays: Vec<PyRef<'py, PyArray>>,
+) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
     let shapes: Vec<Vec<usize>> = arrays.iter().map(|a| a.0.shape().to_vec()).collect();
     let shape = broadcast(&shapes)?;
-    arrays
+    let out = arrays
         .iter()
         .map(|a| a.0.broadcast_to(&shape).map(PyArray).map_err(to_py))
-        .collect()
+        .collect::<PyResult<Vec<_>>>()?;
+    pyo3::types::PyTuple::new(py, out)
 }
 
 #[pyfunction]
@@ -283,13 +290,32 @@ fn dtype_of(v: &Bound<'_, PyAny>) -> PyResult<DType> {
 #[pyfunction]
 #[pyo3(signature = (*arrays_and_dtypes))]
 pub fn result_type(arrays_and_dtypes: Vec<Bound<'_, PyAny>>) -> PyResult<&'static str> {
-    let mut it = arrays_and_dtypes.iter();
-    let first = it
-        .next()
-        .ok_or_else(|| PyValueError::new_err("at least one array or dtype is required"))?;
-    let mut d = dtype_of(first)?;
-    for v in it {
-        d = DType::promote(d, dtype_of(v)?);
+    use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
+    // Python scalars are weak (NEP 50, the array API since 2024.12): they take the kind's
+    // place against the arrays' and dtypes' result, which they need beside them.
+    let (mut typed, mut weak) = (Vec::new(), Vec::new());
+    for v in &arrays_and_dtypes {
+        if v.is_instance_of::<PyBool>() {
+            weak.push(dlarray::Scalar::Bool(v.extract()?));
+        } else if v.is_instance_of::<PyInt>() {
+            weak.push(dlarray::Scalar::Int(v.extract::<i64>().unwrap_or(0) as i128));
+        } else if v.is_instance_of::<PyFloat>() {
+            weak.push(dlarray::Scalar::Float(v.extract()?));
+        } else if v.is_instance_of::<PyComplex>() {
+            weak.push(dlarray::Scalar::Complex(dlarray::dtype::Complex64::new(
+                0.0, 0.0,
+            )));
+        } else {
+            typed.push(dtype_of(v)?);
+        }
+    }
+    let mut it = typed.into_iter();
+    let first = it.next().ok_or_else(|| {
+        PyValueError::new_err("at least one array or dtype is required (scalars alone have none)")
+    })?;
+    let mut d = it.fold(first, DType::promote);
+    for s in weak {
+        d = dlarray::array::scalar_ops::weak_scalar_dtype(d, s);
     }
     Ok(d.name())
 }
@@ -302,7 +328,7 @@ pub fn can_cast(from_: &Bound<'_, PyAny>, to: &Bound<'_, PyAny>) -> PyResult<boo
 }
 
 #[pyfunction]
-#[pyo3(signature = (dtype, kind, /))]
+#[pyo3(signature = (dtype, kind))]
 pub fn isdtype(dtype: &Bound<'_, PyAny>, kind: &Bound<'_, PyAny>) -> PyResult<bool> {
     let d = crate::dtype_arg::dtype_arg(dtype)?;
     if let Ok(kinds) = kind.extract::<Vec<Bound<'_, PyAny>>>()
@@ -341,6 +367,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("inf", f64::INFINITY)?;
     m.add("nan", f64::NAN)?;
     m.add("newaxis", m.py().None())?;
+    // The standard's version whose rules the module follows (tuples from `devices()`,
+    // `unstack`, `broadcast_arrays`).
+    m.add("__array_api_version__", "2025.12")?;
     for f in [
         wrap_pyfunction!(square, m)?,
         wrap_pyfunction!(positive, m)?,

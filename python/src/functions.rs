@@ -375,14 +375,43 @@ macro_rules! reduction {
     )*};
 }
 reduction!(
-    sum => |a, ax| a.sum(ax),
     max => |a, ax| a.max(ax),
     min => |a, ax| a.min(ax),
-    prod => |a, ax| a.prod(ax),
     mean => |a, ax| a.mean(ax),
     any => |a, ax| a.any(ax),
     all => |a, ax| a.all(ax),
 );
+
+macro_rules! accumulation {
+    ($($name:ident => $f:expr),* $(,)?) => {$(
+        /// The array API's form: `dtype=` converts `x` first and accumulates in it.
+        #[pyfunction]
+        #[pyo3(signature = (x, /, *, axis=None, dtype=None, keepdims=false))]
+        pub fn $name(
+            py: Python<'_>,
+            x: PyRef<'_, PyArray>,
+            axis: Option<&Bound<'_, PyAny>>,
+            dtype: Option<&Bound<'_, PyAny>>,
+            keepdims: bool,
+        ) -> PyResult<PyArray> {
+            let axes = crate::array::axes_arg(axis)?;
+            let dtype = dtype.map(dtype_arg).transpose()?;
+            let a = x.0.clone();
+            let f: fn(&Array, dlarray::Axes) -> dlarray::Result<Array> = $f;
+            py.detach(|| {
+                let src = match dtype {
+                    Some(d) => a.astype(d)?,
+                    None => a.clone(),
+                };
+                let r = f(&src, axes.clone())?;
+                if keepdims { keep(&a, r, &axes) } else { Ok(r) }
+            })
+            .map(PyArray)
+            .map_err(to_py)
+        }
+    )*};
+}
+accumulation!(sum => |a, ax| a.sum(ax), prod => |a, ax| a.prod(ax));
 
 /// `var` or `std` of `x` with the array API's keywords.
 fn spread(

@@ -135,12 +135,14 @@ impl Info {
         d.set_item("indexing", "int64")?;
         Ok(d)
     }
-    fn devices(&self) -> PyResult<Vec<PyDevice>> {
-        Ok(dlarray::devices()
+    /// A tuple, as the array API (2025.12) has it.
+    fn devices<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+        let devs: Vec<PyDevice> = dlarray::devices()
             .map_err(to_py)?
             .into_iter()
             .map(PyDevice)
-            .collect())
+            .collect();
+        pyo3::types::PyTuple::new(py, devs)
     }
     #[pyo3(signature = (*, device=None, kind=None))]
     fn dtypes<'py>(

@@ -52,13 +52,18 @@ pub fn stack(py: Python<'_>, arrays: Vec<Bound<'_, PyAny>>, axis: isize) -> PyRe
 /// `unstack(x, /, *, axis=0)`: the views along `axis`, as a tuple.
 #[pyfunction]
 #[pyo3(signature = (x, /, *, axis=0))]
-pub fn unstack(x: PyRef<'_, PyArray>, axis: isize) -> PyResult<Vec<PyArray>> {
+pub fn unstack<'py>(
+    py: Python<'py>,
+    x: PyRef<'py, PyArray>,
+    axis: isize,
+) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
     let a = &x.0;
     let k = dlarray::layout::normalize_axis(axis, a.ndim()).map_err(to_py)?;
     let n = a.shape()[k];
-    (0..n)
+    let views = (0..n)
         .map(|i| a.index_axis(k as isize, i).map(PyArray).map_err(to_py))
-        .collect()
+        .collect::<PyResult<Vec<_>>>()?;
+    pyo3::types::PyTuple::new(py, views)
 }
 
 fn arg(

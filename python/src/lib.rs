@@ -12,6 +12,7 @@ mod indexing;
 mod info;
 mod joins;
 mod random;
+mod tiling;
 
 use array::PyArray;
 use dlarray::{Array, DlpackPolicy};
@@ -310,6 +311,7 @@ fn dlarray_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     extras::register(m)?;
     info::register(m)?;
     random::register(m)?;
+    tiling::register(m)?;
     // The dtypes by name (`dlarray.float32 == a.dtype`), as the array API's namespace has them.
     for d in dlarray::DType::ALL {
         m.add(d.name(), d.name())?;

@@ -330,7 +330,7 @@ def test_composed_namespace_functions_follow_numpy():
     np.testing.assert_array_equal(np.asarray(dlarray.roll(x, 1, axis=1)), np.roll(n, 1, axis=1))
     np.testing.assert_array_equal(np.asarray(dlarray.flip(x, axis=0)), np.flip(n, axis=0))
     assert dlarray.moveaxis(dlarray.asarray(np.zeros((2, 3, 4))), 0, -1).shape == (3, 4, 2)
-    assert dlarray.broadcast_shapes((2, 1), (1, 3)) == [2, 3]
+    assert dlarray.broadcast_shapes((2, 1), (1, 3)) == (2, 3)
     assert [a.shape for a in dlarray.broadcast_arrays(x, dlarray.asarray(n[:1]))] == [(3, 4), (3, 4)]
     assert np.asarray(dlarray.count_nonzero(dlarray.asarray(np.array([0, 1, 2, 0])))) == 2
     np.testing.assert_array_equal(np.asarray(dlarray.arange(2, 11, 3)), np.arange(2, 11, 3))
@@ -448,3 +448,31 @@ def test_inverse_hyperbolic_and_two_argument_functions_match_numpy():
     np.testing.assert_array_equal(np.asarray(dlarray.conj(c)), np.conj(z))
     assert np.array_equal(np.signbit(np.asarray(dlarray.conj(c)).imag), np.signbit(np.conj(z).imag))
     np.testing.assert_allclose(np.asarray(dlarray.asin(c)), np.arcsin(z), rtol=1e-5)
+
+
+def test_tile_repeat_meshgrid_diff_tensordot_match_numpy():
+    n = np.arange(6).reshape(2, 3)
+    a = dlarray.asarray(n)
+    np.testing.assert_array_equal(np.asarray(dlarray.tile(a, (2, 1, 2))), np.tile(n, (2, 1, 2)))
+    np.testing.assert_array_equal(np.asarray(dlarray.repeat(a, 2, axis=1)), np.repeat(n, 2, axis=1))
+    np.testing.assert_array_equal(np.asarray(dlarray.repeat(a, 3)), np.repeat(n, 3))
+    for indexing in ["xy", "ij"]:
+        got = dlarray.meshgrid(dlarray.asarray([1, 2, 3]), dlarray.asarray([4, 5]), indexing=indexing)
+        want = np.meshgrid([1, 2, 3], [4, 5], indexing=indexing)
+        assert isinstance(got, tuple)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g), w)
+    np.testing.assert_array_equal(np.asarray(dlarray.diff(a, axis=0)), np.diff(n, axis=0))
+    np.testing.assert_array_equal(
+        np.asarray(dlarray.diff(a, n=2, prepend=dlarray.asarray([[0], [0]]))),
+        np.diff(n, n=2, prepend=[[0], [0]]))
+    x, y = np.arange(24.0).reshape(2, 3, 4), np.arange(60.0).reshape(3, 4, 5)
+    np.testing.assert_allclose(
+        np.asarray(dlarray.tensordot(dlarray.asarray(x), dlarray.asarray(y))), np.tensordot(x, y))
+    np.testing.assert_allclose(
+        np.asarray(dlarray.tensordot(dlarray.asarray(x), dlarray.asarray(y), axes=([1], [0]))),
+        np.tensordot(x, y, axes=([1], [0])))
+    assert bool(dlarray.all(dlarray.zeros((0,)))) and not bool(dlarray.any(dlarray.zeros((0,))))
+    assert dlarray.sum(dlarray.asarray([1, 2], dtype="int8"), dtype="float32").dtype == "float32"
+    assert dlarray.result_type(dlarray.int8, 1) == "int8"
+    assert dlarray.__array_api_version__ == "2025.12"

@@ -12,6 +12,48 @@ use crate::error::{Error, Result};
 use crate::layout::{Slice, normalize_axis};
 
 impl Array {
+    /// NumPy's `diff`: the `n`-th difference along `axis`, after `prepend` and `append`
+    /// (arrays shaped as this one but along `axis`) are joined on.
+    pub fn diff(
+        &self,
+        n: usize,
+        axis: isize,
+        prepend: Option<&Array>,
+        append: Option<&Array>,
+    ) -> Result<Array> {
+        let k = normalize_axis(axis, self.ndim())?;
+        let mut parts: Vec<&Array> = prepend.into_iter().collect();
+        parts.push(self);
+        parts.extend(append);
+        let mut x = if parts.len() > 1 {
+            Array::concatenate(&parts, k as isize)?
+        } else {
+            self.clone()
+        };
+        let nd = x.ndim();
+        let cut = |start: Option<isize>, stop: Option<isize>| {
+            let mut s = vec![Slice::full(); nd];
+            s[k] = Slice::new(start, stop, 1);
+            s
+        };
+        for _ in 0..n {
+            if x.shape()[k] == 0 {
+                break;
+            }
+            let (hi, lo) = (
+                x.slice(&cut(Some(1), None))?,
+                x.slice(&cut(None, Some(-1)))?,
+            );
+            // bool differences are `!=`, as NumPy's.
+            x = if x.dtype() == DType::Bool {
+                hi.binary(BinaryOp::Ne, &lo)?
+            } else {
+                hi.binary(BinaryOp::Sub, &lo)?
+            };
+        }
+        Ok(x)
+    }
+
     /// The real part: complex arrays give their real dtype; real arrays are their own.
     pub fn real(&self) -> Result<Array> {
         if self.dtype().is_complex() {
@@ -205,12 +247,28 @@ impl Array {
 
     /// Whether any element over `axes` is non-zero.
     pub fn any(&self, axes: impl Into<Axes>) -> Result<Array> {
-        self.truth()?.reduce(ReduceOp::Max, axes, false)
+        self.any_all(axes.into(), ReduceOp::Max)
     }
 
     /// Whether every element over `axes` is non-zero.
     pub fn all(&self, axes: impl Into<Axes>) -> Result<Array> {
-        self.truth()?.reduce(ReduceOp::Min, axes, false)
+        self.any_all(axes.into(), ReduceOp::Min)
+    }
+
+    /// `any` (max of truths) or `all` (min); over nothing, false or true: the sum of the
+    /// truths (which has an identity, unlike max and min) compared with 0.
+    fn any_all(&self, axes: Axes, op: ReduceOp) -> Result<Array> {
+        let t = self.truth()?;
+        if self.count_over(&axes)? > 0 {
+            return t.reduce(op, axes, false);
+        }
+        let test = if op == ReduceOp::Max {
+            BinaryOp::Ne
+        } else {
+            BinaryOp::Eq
+        };
+        t.reduce(ReduceOp::Sum, axes, false)?
+            .binary_scalar(test, Scalar::Int(0), false)
     }
 
     fn truth(&self) -> Result<Array> {

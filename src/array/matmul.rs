@@ -9,6 +9,56 @@ use crate::error::{Error, Result};
 use crate::layout::{Layout, broadcast_shapes};
 
 impl Array {
+    /// NumPy's `tensordot`: the sum of products over `axes_a` of this array and `axes_b` of
+    /// `other` (equal lengths), one matmul of the two reshaped to matrices. The result's axes
+    /// are this array's free axes, then `other`'s.
+    pub fn tensordot(&self, other: &Array, axes_a: &[isize], axes_b: &[isize]) -> Result<Array> {
+        if axes_a.len() != axes_b.len() {
+            return Err(Error::invalid(format!(
+                "tensordot: {} axes of the first array against {} of the second",
+                axes_a.len(),
+                axes_b.len()
+            )));
+        }
+        let norm = |a: &Array, axes: &[isize]| -> Result<Vec<usize>> {
+            let v: Vec<usize> = axes
+                .iter()
+                .map(|&x| crate::layout::normalize_axis(x, a.ndim()))
+                .collect::<Result<_>>()?;
+            let mut seen = v.clone();
+            seen.sort_unstable();
+            seen.dedup();
+            if seen.len() != v.len() {
+                return Err(Error::invalid("tensordot: an axis is named twice"));
+            }
+            Ok(v)
+        };
+        let (ca, cb) = (norm(self, axes_a)?, norm(other, axes_b)?);
+        for (&i, &j) in ca.iter().zip(&cb) {
+            if self.shape()[i] != other.shape()[j] {
+                return Err(Error::ShapeMismatch {
+                    op: "tensordot",
+                    lhs: self.shape().to_vec(),
+                    rhs: other.shape().to_vec(),
+                });
+            }
+        }
+        let fa: Vec<usize> = (0..self.ndim()).filter(|k| !ca.contains(k)).collect();
+        let fb: Vec<usize> = (0..other.ndim()).filter(|k| !cb.contains(k)).collect();
+        let size = |a: &Array, ks: &[usize]| ks.iter().map(|&k| a.shape()[k]).product::<usize>();
+        let (m, k, n) = (size(self, &fa), size(self, &ca), size(other, &fb));
+        let pa: Vec<usize> = fa.iter().chain(&ca).copied().collect();
+        let pb: Vec<usize> = cb.iter().chain(&fb).copied().collect();
+        let lhs = self.permute(&pa)?.reshape(&[m as isize, k as isize])?;
+        let rhs = other.permute(&pb)?.reshape(&[k as isize, n as isize])?;
+        let out: Vec<isize> = fa
+            .iter()
+            .map(|&i| self.shape()[i] as isize)
+            .chain(fb.iter().map(|&j| other.shape()[j] as isize))
+            .collect();
+        lhs.matmul(&rhs)?.reshape(&out)
+    }
+
     /// Matrix product with NumPy's `matmul` rules: 1-D operands are promoted to matrices and
     /// the added axis removed; batch axes broadcast.
     ///

@@ -16,6 +16,7 @@ mod search;
 mod select;
 mod shard_views;
 pub mod sharding;
+mod tiling;
 mod transfer;
 
 use crate::backends::{self, Device, DeviceBuffer, MemoryKind, TensorRef};
