@@ -1250,3 +1250,103 @@ fn any_and_all_over_nothing() {
     );
     assert_eq!(e.any(vec![1]).unwrap().shape(), &[0]);
 }
+
+#[test]
+fn sort_argsort_searchsorted_unique_isin_as_numpy() {
+    let nan = f64::NAN;
+    let x = Array::from_vec(vec![3.0, nan, -1.0, 3.0, 0.0, -0.0], &[6]).unwrap();
+    let s = x.sort(-1, false).unwrap().to_vec::<f64>().unwrap();
+    assert_eq!(&s[..5], &[-1.0, 0.0, -0.0, 3.0, 3.0]);
+    assert!(s[5].is_nan());
+    // Stable: equal keys keep their order (0.0 at 4 before -0.0 at 5; 3.0 at 0 before 3).
+    assert_eq!(
+        x.argsort(-1, false).unwrap().to_vec::<i64>().unwrap(),
+        [2, 4, 5, 0, 3, 1]
+    );
+    assert_eq!(
+        x.argsort(0, true).unwrap().to_vec::<i64>().unwrap(),
+        [1, 0, 3, 4, 5, 2]
+    );
+    let m = Array::from_vec(vec![3i32, 1, 2, 9, 7, 8], &[2, 3]).unwrap();
+    assert_eq!(
+        m.sort(1, false).unwrap().to_vec::<i32>().unwrap(),
+        [1, 2, 3, 7, 8, 9]
+    );
+    assert_eq!(
+        m.sort(0, true).unwrap().to_vec::<i32>().unwrap(),
+        [9, 7, 8, 3, 1, 2]
+    );
+    let sorted = Array::from_vec(vec![1i64, 2, 2, 5], &[4]).unwrap();
+    let v = Array::from_vec(vec![2i64, 0, 6, 5], &[4]).unwrap();
+    assert_eq!(
+        sorted
+            .searchsorted(&v, false)
+            .unwrap()
+            .to_vec::<i64>()
+            .unwrap(),
+        [1, 0, 4, 3]
+    );
+    assert_eq!(
+        sorted
+            .searchsorted(&v, true)
+            .unwrap()
+            .to_vec::<i64>()
+            .unwrap(),
+        [3, 0, 4, 4]
+    );
+    let u = Array::from_vec(vec![2u8, 1, 2, 3, 1, 2], &[2, 3]).unwrap();
+    let [values, first, inverse, counts] = u.unique_all().unwrap();
+    assert_eq!(values.to_vec::<u8>().unwrap(), [1, 2, 3]);
+    assert_eq!(first.to_vec::<i64>().unwrap(), [1, 0, 3]);
+    assert_eq!(inverse.shape(), &[2, 3]);
+    assert_eq!(inverse.to_vec::<i64>().unwrap(), [1, 0, 1, 2, 0, 1]);
+    assert_eq!(counts.to_vec::<i64>().unwrap(), [2, 3, 1]);
+    let [nans, ..] = Array::from_vec(vec![nan, 1.0, nan], &[3])
+        .unwrap()
+        .unique_all()
+        .unwrap();
+    assert_eq!(
+        nans.size(),
+        3,
+        "each NaN is distinct, as the array API has it"
+    );
+    let t = Array::from_vec(vec![2u8, 3], &[2]).unwrap();
+    assert_eq!(
+        u.isin(&t, false).unwrap().to_vec::<bool>().unwrap(),
+        [true, false, true, true, false, true]
+    );
+    assert_eq!(u.isin(&t, true).unwrap().to_vec::<bool>().unwrap()[1], true);
+}
+
+#[test]
+fn take_take_along_axis_and_nonzero() {
+    let a = Array::arange(0.0, 12.0, 1.0, DType::I32)
+        .unwrap()
+        .reshape(&[3, 4])
+        .unwrap();
+    let i = Array::from_vec(vec![2i64, -1, 0], &[3]).unwrap();
+    let t = a.take(&i, Some(1)).unwrap();
+    assert_eq!(t.shape(), &[3, 3]);
+    assert_eq!(t.to_vec::<i32>().unwrap(), [2, 3, 0, 6, 7, 4, 10, 11, 8]);
+    assert_eq!(
+        a.take(&i, Some(0)).unwrap().to_vec::<i32>().unwrap()[..4],
+        [8, 9, 10, 11]
+    );
+    let bad = Array::from_vec(vec![4i64], &[1]).unwrap();
+    assert!(matches!(
+        a.take(&bad, Some(1)),
+        Err(Error::IndexOutOfRange { .. })
+    ));
+    assert!(a.take(&i, None).is_err());
+    let idx = a.argsort(1, true).unwrap();
+    let back = a.take_along_axis(&idx, 1).unwrap();
+    assert_eq!(
+        back.to_vec::<i32>().unwrap(),
+        a.sort(1, true).unwrap().to_vec::<i32>().unwrap()
+    );
+    let z = Array::from_vec(vec![0i32, 3, 0, 0, 5, 6], &[2, 3]).unwrap();
+    let nz = z.nonzero().unwrap();
+    assert_eq!(nz[0].to_vec::<i64>().unwrap(), [0, 1, 1]);
+    assert_eq!(nz[1].to_vec::<i64>().unwrap(), [1, 1, 2]);
+    assert!(Array::from_vec(vec![1i32], &[]).unwrap().nonzero().is_err());
+}

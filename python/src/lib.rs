@@ -12,6 +12,7 @@ mod indexing;
 mod info;
 mod joins;
 mod random;
+mod sorting;
 mod tiling;
 
 use array::PyArray;
@@ -312,6 +313,7 @@ fn dlarray_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     info::register(m)?;
     random::register(m)?;
     tiling::register(m)?;
+    sorting::register(m)?;
     // The dtypes by name (`dlarray.float32 == a.dtype`), as the array API's namespace has them.
     for d in dlarray::DType::ALL {
         m.add(d.name(), d.name())?;

@@ -476,3 +476,38 @@ def test_tile_repeat_meshgrid_diff_tensordot_match_numpy():
     assert dlarray.sum(dlarray.asarray([1, 2], dtype="int8"), dtype="float32").dtype == "float32"
     assert dlarray.result_type(dlarray.int8, 1) == "int8"
     assert dlarray.__array_api_version__ == "2025.12"
+
+
+def test_sorting_searching_sets_and_take_match_numpy():
+    rng = np.random.default_rng(3)
+    n = rng.integers(-5, 5, (4, 6)).astype(np.float32)
+    n[1, 2] = np.nan
+    a = dlarray.asarray(n)
+    for axis in [0, 1, -1]:
+        np.testing.assert_array_equal(np.asarray(dlarray.sort(a, axis=axis)), np.sort(n, axis=axis))
+        np.testing.assert_array_equal(
+            np.asarray(dlarray.argsort(a, axis=axis)), np.argsort(n, axis=axis, kind="stable"))
+    i = np.arange(10)
+    np.testing.assert_array_equal(
+        np.asarray(dlarray.searchsorted(dlarray.asarray(i), dlarray.asarray([3, -1, 20]), side="right")),
+        np.searchsorted(i, [3, -1, 20], side="right"))
+    u = rng.integers(0, 4, 20)
+    r = dlarray.unique_all(dlarray.asarray(u))
+    vals, first, inv, counts = np.unique(u, return_index=True, return_inverse=True, return_counts=True)
+    for got, want in [(r.values, vals), (r.indices, first), (r.inverse_indices, inv), (r.counts, counts)]:
+        np.testing.assert_array_equal(np.asarray(got), want)
+    assert dlarray.unique_counts(dlarray.asarray(u)).counts.tolist() == counts.tolist()
+    np.testing.assert_array_equal(np.asarray(dlarray.unique_values(dlarray.asarray(u))), vals)
+    np.testing.assert_array_equal(
+        np.asarray(dlarray.isin(dlarray.asarray(u), dlarray.asarray([1, 3]))), np.isin(u, [1, 3]))
+    m = np.arange(12).reshape(3, 4)
+    np.testing.assert_array_equal(
+        np.asarray(dlarray.take(dlarray.asarray(m), dlarray.asarray([2, 0]), axis=1)), np.take(m, [2, 0], axis=1))
+    idx = np.argsort(-m, axis=1)
+    np.testing.assert_array_equal(
+        np.asarray(dlarray.take_along_axis(dlarray.asarray(m), dlarray.asarray(idx), axis=1)),
+        np.take_along_axis(m, idx, axis=1))
+    got = dlarray.nonzero(dlarray.asarray(m % 3 == 0))
+    assert isinstance(got, tuple)
+    for g, w in zip(got, np.nonzero(m % 3 == 0)):
+        np.testing.assert_array_equal(np.asarray(g), w)

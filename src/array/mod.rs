@@ -8,6 +8,7 @@
 mod composed;
 pub(crate) mod foreign;
 pub mod format;
+mod gather;
 mod join;
 mod matmul;
 mod ops;
@@ -16,6 +17,7 @@ mod search;
 mod select;
 mod shard_views;
 pub mod sharding;
+mod sorting;
 mod tiling;
 mod transfer;
 
