@@ -1315,7 +1315,7 @@ fn sort_argsort_searchsorted_unique_isin_as_numpy() {
         u.isin(&t, false).unwrap().to_vec::<bool>().unwrap(),
         [true, false, true, true, false, true]
     );
-    assert_eq!(u.isin(&t, true).unwrap().to_vec::<bool>().unwrap()[1], true);
+    assert!(u.isin(&t, true).unwrap().to_vec::<bool>().unwrap()[1]);
 }
 
 #[test]
