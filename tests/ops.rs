@@ -96,6 +96,7 @@ fn ref_binary(op: BinaryOp, dtype: DType, x: Scalar, y: Scalar) -> Option<(DType
             Atan2 => a.atan2(b),
             Copysign => a.copysign(b),
             Hypot => a.hypot(b),
+            Nextafter => next_in(DType::F64, a, b),
             _ => (a.exp() + b.exp()).ln(),
         };
         return Some((DType::F64, Float(r)));
@@ -158,6 +159,7 @@ fn ref_binary(op: BinaryOp, dtype: DType, x: Scalar, y: Scalar) -> Option<(DType
             Copysign => a.copysign(b),
             Hypot => a.hypot(b),
             Logaddexp => (a.exp() + b.exp()).ln(),
+            Nextafter => return Some((dtype, Float(next_in(dtype, a, b)))),
             _ => return None,
         }),
         (Complex(a), Complex(b)) => Complex(match op {
@@ -177,6 +179,34 @@ fn as_int(s: Scalar) -> i128 {
     match s {
         Scalar::Int(i) => i,
         other => as_f64(other) as i128,
+    }
+}
+
+/// The next value of `dtype` after `a` (a value of it) towards `b`, found by search: the
+/// nearest value of the dtype strictly between `a` and a nudged `b`.
+fn next_in(dtype: DType, a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        return f64::NAN;
+    }
+    if a == b {
+        return b;
+    }
+    let round = |x: f64| match round_to(dtype, Scalar::Float(x)) {
+        Scalar::Float(f) => f,
+        _ => x,
+    };
+    if dtype == DType::F64 {
+        return if b > a { a.next_up() } else { a.next_down() };
+    }
+    // Step through f32 neighbours until the value in `dtype` moves (a half-float ulp is at
+    // most 2^16 of them).
+    let mut x = a as f32;
+    loop {
+        x = if b > a { x.next_up() } else { x.next_down() };
+        let r = round(x as f64);
+        if r != a {
+            return r;
+        }
     }
 }
 

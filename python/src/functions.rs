@@ -296,6 +296,7 @@ binary!(
     bitwise_or => BitwiseOr, bitwise_xor => BitwiseXor, bitwise_left_shift => LeftShift,
     bitwise_right_shift => RightShift, floor_divide => FloorDivide, remainder => Remainder,
     atan2 => Atan2, copysign => Copysign, hypot => Hypot, logaddexp => Logaddexp,
+    nextafter => Nextafter,
 );
 
 /// An operand of `where`: an array as it is, a Python scalar weakly typed by `other` (the
@@ -584,6 +585,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(copysign, m)?,
         wrap_pyfunction!(hypot, m)?,
         wrap_pyfunction!(logaddexp, m)?,
+        wrap_pyfunction!(nextafter, m)?,
         wrap_pyfunction!(sum, m)?,
         wrap_pyfunction!(max, m)?,
         wrap_pyfunction!(min, m)?,

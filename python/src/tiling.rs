@@ -112,6 +112,18 @@ fn tensordot(
         .map_err(to_py)
 }
 
+#[pyfunction]
+#[pyo3(signature = (x1, x2, /, *, axis=-1))]
+fn vecdot(
+    py: Python<'_>,
+    x1: PyRef<'_, PyArray>,
+    x2: PyRef<'_, PyArray>,
+    axis: isize,
+) -> PyResult<PyArray> {
+    let (a, b) = (x1.0.clone(), x2.0.clone());
+    py.detach(|| a.vecdot(&b, axis)).map(PyArray).map_err(to_py)
+}
+
 /// The last `n` axes of `a` and the first `n` of the other operand.
 fn tail_head(a: &Array, n: usize) -> PyResult<(Vec<isize>, Vec<isize>)> {
     if n > a.ndim() {
@@ -132,6 +144,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(meshgrid, m)?,
         wrap_pyfunction!(diff, m)?,
         wrap_pyfunction!(tensordot, m)?,
+        wrap_pyfunction!(vecdot, m)?,
     ] {
         m.add_function(f)?;
     }

@@ -9,6 +9,29 @@ use crate::error::{Error, Result};
 use crate::layout::{Layout, broadcast_shapes};
 
 impl Array {
+    /// The array API's `vecdot`: `sum(conj(x1) * x2)` along `axis` (counted from the end:
+    /// -1 by default), the other axes broadcast.
+    pub fn vecdot(&self, other: &Array, axis: isize) -> Result<Array> {
+        if axis >= 0 {
+            return Err(Error::invalid(format!(
+                "vecdot: axis counts from the end (-1, -2, ...), not {axis}"
+            )));
+        }
+        let k = |a: &Array| crate::layout::normalize_axis(axis, a.ndim());
+        let (ka, kb) = (k(self)?, k(other)?);
+        if self.shape()[ka] != other.shape()[kb] {
+            return Err(Error::ShapeMismatch {
+                op: "vecdot",
+                lhs: self.shape().to_vec(),
+                rhs: other.shape().to_vec(),
+            });
+        }
+        let prod = self
+            .unary(crate::UnaryOp::Conj)?
+            .binary(crate::BinaryOp::Mul, other)?;
+        prod.sum(vec![axis])
+    }
+
     /// NumPy's `tensordot`: the sum of products over `axes_a` of this array and `axes_b` of
     /// `other` (equal lengths), one matmul of the two reshaped to matrices. The result's axes
     /// are this array's free axes, then `other`'s.

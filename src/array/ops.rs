@@ -547,7 +547,8 @@ named_ops!(
         logical_or => LogicalOr, logical_xor => LogicalXor, bitwise_and => BitwiseAnd,
         bitwise_or => BitwiseOr, bitwise_xor => BitwiseXor, left_shift => LeftShift,
         right_shift => RightShift, floor_divide => FloorDivide, remainder => Remainder,
-        atan2 => Atan2, copysign => Copysign, hypot => Hypot, logaddexp => Logaddexp
+        atan2 => Atan2, copysign => Copysign, hypot => Hypot, logaddexp => Logaddexp,
+        nextafter => Nextafter
 );
 
 macro_rules! operators {

@@ -66,6 +66,7 @@ op_enum!(
         LeftShift => "bitwise_left_shift", RightShift => "bitwise_right_shift",
         FloorDivide => "floor_divide", Remainder => "remainder",
         Atan2 => "atan2", Copysign => "copysign", Hypot => "hypot", Logaddexp => "logaddexp",
+        Nextafter => "nextafter",
     }
 );
 
@@ -103,7 +104,11 @@ impl BinaryOp {
     pub const fn is_real_float(self) -> bool {
         matches!(
             self,
-            BinaryOp::Atan2 | BinaryOp::Copysign | BinaryOp::Hypot | BinaryOp::Logaddexp
+            BinaryOp::Atan2
+                | BinaryOp::Copysign
+                | BinaryOp::Hypot
+                | BinaryOp::Logaddexp
+                | BinaryOp::Nextafter
         )
     }
     pub const fn is_shift(self) -> bool {

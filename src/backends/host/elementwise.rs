@@ -198,11 +198,12 @@ pub(crate) fn binary(
                 BitwiseOr => run2(be, dev, a, b, |p: T, q: T| p | q),
                 _ => run2(be, dev, a, b, |p: T, q: T| p ^ q),
             }, else Err(no())),
-        Atan2 | Copysign | Hypot | Logaddexp => {
+        Atan2 | Copysign | Hypot | Logaddexp | Nextafter => {
             dispatch!(dt, [F16, BF16, F32, F64], T => match op {
                 Atan2 => run2(be, dev, a, b, T::atan2_),
                 Copysign => run2(be, dev, a, b, T::copysign_),
                 Hypot => run2(be, dev, a, b, T::hypot_),
+                Nextafter => run2(be, dev, a, b, T::nextafter_),
                 _ => run2(be, dev, a, b, T::logaddexp_),
             }, else Err(no()))
         }

@@ -202,6 +202,26 @@ pub(crate) trait RealFloat: Element {
     fn copysign_(self, o: Self) -> Self;
     fn hypot_(self, o: Self) -> Self;
     fn logaddexp_(self, o: Self) -> Self;
+    /// The next value of this dtype after `self` towards `o` (C's `nextafter`, stepping in
+    /// this dtype's own precision: a half float steps by a half-float ulp).
+    fn nextafter_(self, o: Self) -> Self;
+}
+
+/// `nextafter` on the bits of a float of `BITS` bits: one step of the integer that orders
+/// same-signed floats.
+#[inline(always)]
+fn next_bits(a: f64, b: f64, bits: u64, sign: u64) -> Option<u64> {
+    if a.is_nan() || b.is_nan() || a == b {
+        return None;
+    }
+    Some(if a == 0.0 {
+        // The smallest subnormal, with `b`'s sign.
+        if b < 0.0 { sign | 1 } else { 1 }
+    } else if (a < b) == (a > 0.0) {
+        bits + 1
+    } else {
+        bits - 1
+    })
 }
 
 macro_rules! real_float {
@@ -215,6 +235,16 @@ macro_rules! real_float {
             }
             #[inline(always)] fn hypot_(self, o: Self) -> Self {
                 from_f::<$t, $f>(<$f>::from(self).hypot(<$f>::from(o)))
+            }
+            #[inline(always)] fn nextafter_(self, o: Self) -> Self {
+                let (a, b) = (f64::from(self), f64::from(o));
+                let sign = 1u64 << (8 * size_of::<$t>() - 1);
+                match next_bits(a, b, self.to_bits() as u64, sign) {
+                    Some(bits) => <$t>::from_bits(bits as _),
+                    // NaN in, NaN out; equal values give `o` (so nextafter(0, -0) is -0).
+                    None if a.is_nan() || b.is_nan() => from_f::<$t, f64>(f64::NAN),
+                    None => o,
+                }
             }
             #[inline(always)] fn logaddexp_(self, o: Self) -> Self {
                 let (a, b) = (<$f>::from(self), <$f>::from(o));

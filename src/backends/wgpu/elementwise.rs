@@ -60,6 +60,22 @@ fn atan2_f(y: f32, x: f32) -> f32 {
     if x == 0.0 || abs(y) == inf { return with_sign_of(1.5707963705062866, y); }
     return atan2(y, x);
 }
+// C's nextafter on the bits (subnormals included, which drivers may flush in arithmetic).
+fn nextafter_f(a: f32, b: f32) -> f32 {
+    if is_nan(a) || is_nan(b) { return bitcast<f32>(0x7fc00000u); }
+    if a == b { return b; }
+    let bits = bitcast<u32>(a);
+    if a == 0.0 { return bitcast<f32>(select(1u, 0x80000001u, b < 0.0)); }
+    return bitcast<f32>(select(bits - 1u, bits + 1u, (a < b) == (a > 0.0)));
+}
+fn nextafter_h(a: f32, b: f32) -> f32 {
+    if is_nan(a) || is_nan(b) { return bitcast<f32>(0x7fc00000u); }
+    if a == b { return b; }
+    let h = pack2x16float(vec2<f32>(a, 0.0)) & 0xffffu;
+    var r = select(h - 1u, h + 1u, (a < b) == (a > 0.0));
+    if a == 0.0 { r = select(1u, 0x8001u, b < 0.0); }
+    return unpack2x16float(r).x;
+}
 fn hypot_f(a: f32, b: f32) -> f32 {
     let x = abs(a); let y = abs(b);
     let inf = bitcast<f32>(0x7f800000u);
@@ -237,6 +253,7 @@ fn binary_expr(op: BinaryOp, ty: &str) -> Option<String> {
             "bitcast<f32>((bitcast<u32>(a) & 0x7fffffffu) | (bitcast<u32>(b) & 0x80000000u))".into()
         }
         Hypot if ty == "f32" => "hypot_f(a, b)".into(),
+        Nextafter if ty == "f32" => "nextafter_f(a, b)".into(),
         Logaddexp if ty == "f32" => "logaddexp_f(a, b)".into(),
         FloorDivide => match ty {
             "f32" => "floor_div_f(a, b)".into(),
@@ -327,7 +344,12 @@ pub(crate) fn unary(op: UnaryOp, x: Elem, out: Elem) -> Option<MapKernel> {
 
 /// The kernel of `op(a, b)` with output `out`, or `None` when the op does not exist.
 pub(crate) fn binary(op: BinaryOp, x: Elem, out: Elem) -> Option<MapKernel> {
-    let expr = binary_expr(op, x.ty)?;
+    // f16 computes in f32: its nextafter steps the f16 bits, not the f32 ones.
+    let expr = if op == BinaryOp::Nextafter && x.dtype == crate::dtype::DType::F16 {
+        "nextafter_h(a, b)".to_string()
+    } else {
+        binary_expr(op, x.ty)?
+    };
     let key = format!("binary-{op}-{}-{}", x.dtype, out.dtype);
     Some(kernel(key, &[x, x], out, out.ty, &expr))
 }

@@ -213,6 +213,13 @@ pub(crate) fn binary(op: BinaryOp, dt: DType, a: &str, b: &str) -> Option<String
                 _ => return None,
             }
         }
+        // Half floats compute in float: their nextafter steps their own bits.
+        Nextafter => match dt {
+            DType::F32 | DType::F64 => format!("{}({a}, {b})", math(dt, "nextafter")),
+            DType::F16 => format!("nextafter_h16({a}, {b}, 0)"),
+            DType::BF16 => format!("nextafter_h16({a}, {b}, 1)"),
+            _ => return None,
+        },
         Atan2 | Copysign | Hypot | Logaddexp => match k {
             Kind::Float => {
                 let f = match op {

@@ -245,6 +245,16 @@ __device__ __forceinline__ R logaddexp_##SFX(R a, R b) {                        
 DLARRAY_LOGADDEXP(float, f, f)
 DLARRAY_LOGADDEXP(double, d, )
 
+/* nextafter of a float16 (bf = 0) or bfloat16 (bf = 1) value held in a float. */
+__device__ __forceinline__ float nextafter_h16(float a, float b, int bf) {
+  if (a != a || b != b) return a + b;
+  if (a == b) return b;
+  u16 h = bf ? f2b(a) : f2h(a), r;
+  if (a == 0.0f) r = b < 0.0f ? (u16)0x8001 : (u16)1;
+  else r = ((a < b) == (a > 0.0f)) ? (u16)(h + 1) : (u16)(h - 1);
+  return bf ? b2f(r) : h2f(r);
+}
+
 /* A 32-bit rotate (threefry); r in 1..31. */
 __device__ __forceinline__ u32 rotl32(u32 x, u32 r) { return (x << r) | (x >> (32 - r)); }
 
