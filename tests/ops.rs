@@ -195,14 +195,32 @@ fn next_in(dtype: DType, a: f64, b: f64) -> f64 {
         Scalar::Float(f) => f,
         _ => x,
     };
+    // The neighbour of a finite float (`next_up`/`next_down`, which MSRV 1.85 lacks):
+    // the bits of a float of one sign order like integers.
+    fn step64(x: f64, up: bool) -> f64 {
+        if x == 0.0 {
+            let tiny = f64::from_bits(1);
+            return if up { tiny } else { -tiny };
+        }
+        let b = x.to_bits();
+        f64::from_bits(if (x > 0.0) == up { b + 1 } else { b - 1 })
+    }
+    fn step32(x: f32, up: bool) -> f32 {
+        if x == 0.0 {
+            let tiny = f32::from_bits(1);
+            return if up { tiny } else { -tiny };
+        }
+        let b = x.to_bits();
+        f32::from_bits(if (x > 0.0) == up { b + 1 } else { b - 1 })
+    }
     if dtype == DType::F64 {
-        return if b > a { a.next_up() } else { a.next_down() };
+        return step64(a, b > a);
     }
     // Step through f32 neighbours until the value in `dtype` moves (a half-float ulp is at
     // most 2^16 of them).
     let mut x = a as f32;
     loop {
-        x = if b > a { x.next_up() } else { x.next_down() };
+        x = step32(x, b > a);
         let r = round(x as f64);
         if r != a {
             return r;
