@@ -75,10 +75,10 @@ impl PyArray {
     fn size(&self) -> usize {
         self.0.size()
     }
-    /// NumPy-style dtype name (`"float32"`, `"bool"`, ...).
+    /// The dtype (`dlarray.float32`), equal to its name (`"float32"`).
     #[getter]
-    fn dtype(&self) -> String {
-        self.0.dtype().to_string()
+    fn dtype(&self, py: Python<'_>) -> PyResult<Py<crate::dtype_arg::PyDType>> {
+        crate::dtype_arg::dtype_obj(py, self.0.dtype())
     }
     /// The device of a single-device array (for a sharded array: the first shard's).
     #[getter]

@@ -289,7 +289,10 @@ fn dtype_of(v: &Bound<'_, PyAny>) -> PyResult<DType> {
 
 #[pyfunction]
 #[pyo3(signature = (*arrays_and_dtypes))]
-pub fn result_type(arrays_and_dtypes: Vec<Bound<'_, PyAny>>) -> PyResult<&'static str> {
+pub fn result_type(
+    py: Python<'_>,
+    arrays_and_dtypes: Vec<Bound<'_, PyAny>>,
+) -> PyResult<Py<crate::dtype_arg::PyDType>> {
     use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
     // Python scalars are weak (NEP 50, the array API since 2024.12): they take the kind's
     // place against the arrays' and dtypes' result, which they need beside them.
@@ -317,7 +320,7 @@ pub fn result_type(arrays_and_dtypes: Vec<Bound<'_, PyAny>>) -> PyResult<&'stati
     for s in weak {
         d = dlarray::array::scalar_ops::weak_scalar_dtype(d, s);
     }
-    Ok(d.name())
+    crate::dtype_arg::dtype_obj(py, d)
 }
 
 #[pyfunction]

@@ -22,7 +22,7 @@ pub struct Finfo {
     #[pyo3(get)]
     smallest_normal: f64,
     #[pyo3(get)]
-    dtype: &'static str,
+    dtype: Py<crate::dtype_arg::PyDType>,
 }
 
 /// Limits of an integer dtype.
@@ -35,7 +35,7 @@ pub struct Iinfo {
     #[pyo3(get)]
     min: i128,
     #[pyo3(get)]
-    dtype: &'static str,
+    dtype: Py<crate::dtype_arg::PyDType>,
 }
 
 /// `type` may be a dtype or an array.
@@ -47,7 +47,7 @@ fn dtype_of(x: &Bound<'_, PyAny>) -> PyResult<DType> {
 }
 
 #[pyfunction]
-pub fn finfo(r#type: &Bound<'_, PyAny>) -> PyResult<Finfo> {
+pub fn finfo(py: Python<'_>, r#type: &Bound<'_, PyAny>) -> PyResult<Finfo> {
     let dt = dtype_of(r#type)?;
     let (bits, eps, max, tiny, name) = match dt.real_part() {
         DType::F16 => (16, 2f64.powi(-10), 65504.0, 2f64.powi(-14), "float16"),
@@ -78,12 +78,12 @@ pub fn finfo(r#type: &Bound<'_, PyAny>) -> PyResult<Finfo> {
         max,
         min: -max,
         smallest_normal: tiny,
-        dtype: name,
+        dtype: crate::dtype_arg::dtype_obj(py, dtype_arg(&pyo3::types::PyString::new(py, name))?)?,
     })
 }
 
 #[pyfunction]
-pub fn iinfo(r#type: &Bound<'_, PyAny>) -> PyResult<Iinfo> {
+pub fn iinfo(py: Python<'_>, r#type: &Bound<'_, PyAny>) -> PyResult<Iinfo> {
     let dt = dtype_of(r#type)?;
     if !dt.is_integer() {
         return Err(PyValueError::new_err(format!(
@@ -101,7 +101,7 @@ pub fn iinfo(r#type: &Bound<'_, PyAny>) -> PyResult<Iinfo> {
         bits,
         max,
         min,
-        dtype: dt.name(),
+        dtype: crate::dtype_arg::dtype_obj(py, dt)?,
     })
 }
 
@@ -129,10 +129,16 @@ impl Info {
     ) -> PyResult<Bound<'py, PyDict>> {
         let _ = device;
         let d = PyDict::new(py);
-        d.set_item("real floating", "float64")?;
-        d.set_item("complex floating", "complex128")?;
-        d.set_item("integral", "int64")?;
-        d.set_item("indexing", "int64")?;
+        d.set_item(
+            "real floating",
+            crate::dtype_arg::dtype_obj(py, DType::F64)?,
+        )?;
+        d.set_item(
+            "complex floating",
+            crate::dtype_arg::dtype_obj(py, DType::Complex128)?,
+        )?;
+        d.set_item("integral", crate::dtype_arg::dtype_obj(py, DType::I64)?)?;
+        d.set_item("indexing", crate::dtype_arg::dtype_obj(py, DType::I64)?)?;
         Ok(d)
     }
     /// A tuple, as the array API (2025.12) has it.
@@ -179,7 +185,7 @@ impl Info {
         let d = PyDict::new(py);
         for dt in DType::ALL {
             if wanted(dt) {
-                d.set_item(dt.name(), dt.name())?;
+                d.set_item(dt.name(), crate::dtype_arg::dtype_obj(py, dt)?)?;
             }
         }
         Ok(d)

@@ -315,8 +315,10 @@ fn dlarray_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tiling::register(m)?;
     sorting::register(m)?;
     // The dtypes by name (`dlarray.float32 == a.dtype`), as the array API's namespace has them.
+    m.add_class::<dtype_arg::PyDType>()?;
+    m.add_function(wrap_pyfunction!(dtype_arg::_dtype, m)?)?;
     for d in dlarray::DType::ALL {
-        m.add(d.name(), d.name())?;
+        m.add(d.name(), dtype_arg::dtype_obj(m.py(), d)?)?;
     }
     Ok(())
 }
