@@ -335,21 +335,21 @@ impl PyArray {
         self.reduced(py, axis, |a, ax| a.all(ax))
     }
     /// Variance; `correction` is the array API's name for NumPy's `ddof`.
-    #[pyo3(signature = (axis=None, *, correction=0))]
+    #[pyo3(signature = (axis=None, *, correction=0.0))]
     fn var(
         &self,
         py: Python<'_>,
         axis: Option<&Bound<'_, PyAny>>,
-        correction: usize,
+        correction: f64,
     ) -> PyResult<PyArray> {
         self.reduced(py, axis, |a, ax| a.var(ax, correction))
     }
-    #[pyo3(signature = (axis=None, *, correction=0))]
+    #[pyo3(signature = (axis=None, *, correction=0.0))]
     fn std(
         &self,
         py: Python<'_>,
         axis: Option<&Bound<'_, PyAny>>,
-        correction: usize,
+        correction: f64,
     ) -> PyResult<PyArray> {
         self.reduced(py, axis, |a, ax| a.std(ax, correction))
     }
@@ -567,7 +567,8 @@ impl PyArray {
     }
 
     fn __index__(&self, py: Python<'_>) -> PyResult<i128> {
-        if !self.0.dtype().is_integer() {
+        // NumPy's rule: only 0-d integer arrays are indices (a shape-(1,) array is not).
+        if !self.0.dtype().is_integer() || self.0.ndim() != 0 {
             return Err(PyTypeError::new_err(
                 "only integer scalar arrays can be converted to a scalar index",
             ));

@@ -433,24 +433,24 @@ fn spread(
 }
 
 #[pyfunction]
-#[pyo3(signature = (x, /, *, axis=None, correction=0, keepdims=false))]
+#[pyo3(signature = (x, /, *, axis=None, correction=0.0, keepdims=false))]
 pub fn var(
     py: Python<'_>,
     x: PyRef<'_, PyArray>,
     axis: Option<&Bound<'_, PyAny>>,
-    correction: usize,
+    correction: f64,
     keepdims: bool,
 ) -> PyResult<PyArray> {
     spread(py, &x, axis, keepdims, |a, ax| a.var(ax, correction))
 }
 
 #[pyfunction]
-#[pyo3(name = "std", signature = (x, /, *, axis=None, correction=0, keepdims=false))]
+#[pyo3(name = "std", signature = (x, /, *, axis=None, correction=0.0, keepdims=false))]
 pub fn std_dev(
     py: Python<'_>,
     x: PyRef<'_, PyArray>,
     axis: Option<&Bound<'_, PyAny>>,
-    correction: usize,
+    correction: f64,
     keepdims: bool,
 ) -> PyResult<PyArray> {
     spread(py, &x, axis, keepdims, |a, ax| a.std(ax, correction))
@@ -492,10 +492,34 @@ pub fn squeeze(x: PyRef<'_, PyArray>, axis: &Bound<'_, PyAny>) -> PyResult<PyArr
     x.0.squeeze(Some(&axes)).map(PyArray).map_err(to_py)
 }
 
+/// `axis` an integer or (the array API since 2025.12) a tuple of positions in the output.
 #[pyfunction]
-#[pyo3(signature = (x, /, axis=0))]
-pub fn expand_dims(x: PyRef<'_, PyArray>, axis: isize) -> PyResult<PyArray> {
-    x.0.expand_dims(axis).map(PyArray).map_err(to_py)
+#[pyo3(signature = (x, /, axis=None))]
+pub fn expand_dims(x: PyRef<'_, PyArray>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+    let axes: Vec<isize> = match axis {
+        None => vec![0],
+        Some(a) => match a.extract::<isize>() {
+            Ok(i) => vec![i],
+            Err(_) => a.extract()?,
+        },
+    };
+    let out_nd = x.0.ndim() + axes.len();
+    let mut at: Vec<usize> = axes
+        .iter()
+        .map(|&k| dlarray::layout::normalize_axis(k, out_nd))
+        .collect::<dlarray::Result<_>>()
+        .map_err(to_py)?;
+    at.sort_unstable();
+    if at.windows(2).any(|w| w[0] == w[1]) {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "expand_dims: repeated axis",
+        ));
+    }
+    let mut a = x.0.clone();
+    for k in at {
+        a = a.expand_dims(k as isize).map_err(to_py)?;
+    }
+    Ok(PyArray(a))
 }
 
 #[pyfunction]

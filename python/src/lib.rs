@@ -239,6 +239,47 @@ fn call_dlpack<'py>(
     x.call_method(pyo3::intern!(py, "__dlpack__"), (), Some(&kwargs))
 }
 
+/// A list or tuple holding arrays (any `__dlpack__` producer, 0-d ones included, possibly
+/// beside numbers) stacked along a new first axis, as NumPy's `asarray([a, b])`; `None` for
+/// anything else.
+fn stack_of_arrays(obj: &Bound<'_, PyAny>) -> PyResult<Option<Array>> {
+    let is_seq =
+        obj.is_instance_of::<pyo3::types::PyList>() || obj.is_instance_of::<pyo3::types::PyTuple>();
+    if !is_seq || obj.len()? == 0 {
+        return Ok(None);
+    }
+    let items: Vec<Bound<'_, PyAny>> = obj.try_iter()?.collect::<PyResult<_>>()?;
+    let holds_array =
+        |x: &Bound<'_, PyAny>| -> PyResult<bool> {
+            Ok(x.cast::<PyArray>().is_ok()
+                || x.hasattr("__dlpack__")?
+                || stack_of_arrays(x)?.is_some())
+        };
+    let mut any = false;
+    for x in &items {
+        any |= holds_array(x)?;
+    }
+    if !any {
+        return Ok(None);
+    }
+    let parts: Vec<Array> = items
+        .iter()
+        .map(|x| asarray(x, None, None, None).map(|a| a.0))
+        .collect::<PyResult<_>>()?;
+    let dtype = parts
+        .iter()
+        .map(Array::dtype)
+        .reduce(dlarray::DType::promote)
+        .unwrap_or(dlarray::DType::F64);
+    let parts: Vec<Array> = parts
+        .iter()
+        .map(|p| p.astype(dtype))
+        .collect::<dlarray::Result<_>>()
+        .map_err(to_py)?;
+    let refs: Vec<&Array> = parts.iter().collect();
+    Array::stack(&refs, 0).map(Some).map_err(to_py)
+}
+
 /// An array from a list, a scalar, or any `__dlpack__` producer (NumPy, PyTorch, JAX).
 /// `copy` is the array API's: `True` always copies, `False` never does (a `ValueError` where
 /// a copy is needed, with NumPy's words), `None` copies only where it must.
@@ -254,6 +295,8 @@ pub(crate) fn asarray(
     // Whether `a` still shares memory with `obj`.
     let (a, mut shared) = if let Ok(a) = obj.cast::<PyArray>() {
         (a.get().0.clone(), true)
+    } else if let Some(stacked) = stack_of_arrays(obj)? {
+        (stacked, false)
     } else if obj.hasattr("__dlpack__")? {
         // An import is a view of the producer's memory.
         (from_dlpack(obj, None, None)?.0, true)

@@ -548,3 +548,20 @@ def test_vecdot_matches_numpy():
         np.asarray(dlarray.vecdot(dlarray.asarray(z), dlarray.asarray(z), axis=-1)), np.vecdot(z, z))
     np.testing.assert_allclose(
         np.asarray(dlarray.vecdot(dlarray.asarray(x), dlarray.asarray(x), axis=-2)), np.vecdot(x, x, axis=-2))
+
+
+def test_asarray_stacks_arrays_and_expand_dims_takes_tuples():
+    a = dlarray.asarray([1.0, 2.0])
+    s = dlarray.asarray([a, dlarray.asarray([3.0, 4.0])])
+    np.testing.assert_array_equal(np.asarray(s), [[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(np.asarray(dlarray.asarray([a[0], a[1], 5])), [1.0, 2.0, 5.0])
+    np.testing.assert_array_equal(np.asarray(dlarray.asarray([np.arange(2), [7, 8]])), [[0, 1], [7, 8]])
+    x = dlarray.asarray(np.zeros((2, 3)))
+    assert dlarray.expand_dims(x, axis=(0, -1)).shape == (1, 2, 3, 1)
+    assert dlarray.expand_dims(x, axis=1).shape == (2, 1, 3)
+    with pytest.raises(ValueError, match="repeated"):
+        dlarray.expand_dims(x, axis=(1, 1))
+    v = dlarray.asarray(np.arange(10.0))
+    np.testing.assert_allclose(float(dlarray.var(v, correction=1.5)), np.var(np.arange(10.0), ddof=1.5))
+    with pytest.raises(TypeError):
+        [1, 2][dlarray.asarray([1])]  # only 0-d integer arrays are indices, as NumPy's

@@ -278,10 +278,10 @@ impl Array {
         self.binary_scalar(BinaryOp::Ne, Scalar::Int(0), false)
     }
 
-    /// Variance over `axes` (`ddof` delta degrees of freedom, 0 as NumPy's default; integers
+    /// Variance over `axes`, dividing by the count less `correction` (NumPy's `ddof`; 0 as its default; integers
     /// in float64, complex as the mean of |x - mean|^2).
-    pub fn var(&self, axes: impl Into<Axes>, ddof: usize) -> Result<Array> {
-        let axes = axes.into();
+    pub fn var(&self, axes: impl Into<Axes>, correction: impl Into<f64>) -> Result<Array> {
+        let (axes, ddof) = (axes.into(), correction.into());
         let count = self.count_over(&axes)?;
         let x = self.astype(self.dtype().float_dtype())?;
         let mean = x.reduce(ReduceOp::Sum, axes.clone(), true)?.binary_scalar(
@@ -296,7 +296,9 @@ impl Array {
         } else {
             d.binary(BinaryOp::Mul, &d)?
         };
-        let denom = count.saturating_sub(ddof) as f64;
+        // The array API's `correction` may be fractional; past the count it leaves nothing
+        // to divide by, as NumPy's `ddof` (a non-positive divisor gives inf or NaN there).
+        let denom = (count as f64 - ddof).max(0.0);
         sq.reduce(ReduceOp::Sum, axes, false)?.binary_scalar(
             BinaryOp::Div,
             Scalar::Float(denom),
@@ -305,8 +307,8 @@ impl Array {
     }
 
     /// Standard deviation over `axes` (the square root of [`var`](Array::var)).
-    pub fn std(&self, axes: impl Into<Axes>, ddof: usize) -> Result<Array> {
-        self.var(axes, ddof)?.unary(UnaryOp::Sqrt)
+    pub fn std(&self, axes: impl Into<Axes>, correction: impl Into<f64>) -> Result<Array> {
+        self.var(axes, correction)?.unary(UnaryOp::Sqrt)
     }
 
     /// How many elements a reduction over `axes` combines.
