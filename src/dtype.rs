@@ -131,6 +131,7 @@ impl DType {
             })
     }
 
+    /// The dtype's kind: bool, signed or unsigned integer, float, complex.
     pub const fn kind(self) -> Kind {
         match self {
             DType::Bool => Kind::Bool,
@@ -141,12 +142,15 @@ impl DType {
         }
     }
 
+    /// A real floating dtype (f16, bf16, f32, f64).
     pub const fn is_float(self) -> bool {
         matches!(self.kind(), Kind::Float)
     }
+    /// A complex dtype.
     pub const fn is_complex(self) -> bool {
         matches!(self.kind(), Kind::Complex)
     }
+    /// A signed or unsigned integer dtype.
     pub const fn is_integer(self) -> bool {
         matches!(self.kind(), Kind::Int | Kind::UInt)
     }

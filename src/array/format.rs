@@ -19,7 +19,9 @@ pub const EDGE_ITEMS: usize = 3;
 /// How values are spelt: Rust's `true`/`false` or Python's `True`/`False`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
+    /// Rust spelling: `true`/`false`.
     Rust,
+    /// Python spelling: `True`/`False`.
     Python,
 }
 
@@ -36,6 +38,7 @@ pub struct FormatOptions {
     /// Rows wrap before this many columns (NumPy's `linewidth`, 75; a repr keeps one column
     /// for the `,` after the rows).
     pub line_width: usize,
+    /// Bool spelling (Rust or Python).
     pub style: Style,
 }
 

@@ -105,6 +105,7 @@ pub struct Shard {
 }
 
 impl Shard {
+    /// The device holding this shard.
     pub fn device(&self) -> &Device {
         &self.device
     }
@@ -280,10 +281,12 @@ impl Array {
         Array::full_sharded(shape, value.into().0, dtype, &Sharding::single(&d))
     }
 
+    /// `shape` of zeros of `dtype` on the default device.
     pub fn zeros(shape: &[usize], dtype: DType) -> Result<Array> {
         Array::full(shape, 0i64, dtype)
     }
 
+    /// `shape` of ones of `dtype` on the default device.
     pub fn ones(shape: &[usize], dtype: DType) -> Result<Array> {
         Array::full(shape, 1i64, dtype)
     }
@@ -318,18 +321,23 @@ impl Array {
 
     // ---- properties ----
 
+    /// The extent of each axis.
     pub fn shape(&self) -> &[usize] {
         &self.0.shape
     }
+    /// The number of axes.
     pub fn ndim(&self) -> usize {
         self.0.shape.len()
     }
+    /// The number of elements (1 for a 0-d array).
     pub fn size(&self) -> usize {
         self.0.shape.iter().product()
     }
+    /// The element type.
     pub fn dtype(&self) -> DType {
         self.0.dtype
     }
+    /// How the array is laid out over devices.
     pub fn sharding(&self) -> &Sharding {
         &self.0.sharding
     }
@@ -337,6 +345,7 @@ impl Array {
     pub fn devices(&self) -> Vec<Device> {
         self.0.sharding.devices()
     }
+    /// The memory kind of the shards (`device`, `pinned_host`).
     pub fn memory_kind(&self) -> MemoryKind {
         self.0
             .shards

@@ -14,7 +14,9 @@ use std::ops::Range;
 /// Which axes a reduction runs over.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Axes {
+    /// Every axis.
     All,
+    /// These axes (negative ones count from the end).
     These(Vec<isize>),
 }
 impl From<isize> for Axes {
@@ -489,9 +491,11 @@ impl Array {
         Ok(Array::from_shards(&out_shape, out, sharding, shards, false))
     }
 
+    /// The sum over `axes` (small integers and bools accumulate in 64 bits, as NumPy's).
     pub fn sum(&self, axes: impl Into<Axes>) -> Result<Array> {
         self.reduce(ReduceOp::Sum, axes, false)
     }
+    /// The maximum over `axes` (NaN propagates).
     pub fn max(&self, axes: impl Into<Axes>) -> Result<Array> {
         self.reduce(ReduceOp::Max, axes, false)
     }
@@ -499,6 +503,7 @@ impl Array {
     pub fn prod(&self, axes: impl Into<Axes>) -> Result<Array> {
         self.reduce(ReduceOp::Prod, axes, false)
     }
+    /// The minimum over `axes` (NaN propagates).
     pub fn min(&self, axes: impl Into<Axes>) -> Result<Array> {
         self.reduce(ReduceOp::Min, axes, false)
     }

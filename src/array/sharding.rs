@@ -53,12 +53,15 @@ impl Mesh {
         Mesh::new(devices, &[n], &[axis])
     }
 
+    /// The devices, in mesh order (row-major over the mesh axes).
     pub fn devices(&self) -> &[Device] {
         &self.devices
     }
+    /// The extent of each mesh axis.
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
+    /// The name of each mesh axis.
     pub fn axis_names(&self) -> &[String] {
         &self.axis_names
     }
@@ -98,6 +101,7 @@ impl fmt::Debug for Mesh {
 pub struct PartitionSpec(pub Vec<Option<String>>);
 
 impl PartitionSpec {
+    /// A spec naming, per array axis, the mesh axis it is split over (`None`: not split).
     pub fn new(axes: &[Option<&str>]) -> PartitionSpec {
         PartitionSpec(axes.iter().map(|a| a.map(str::to_string)).collect())
     }

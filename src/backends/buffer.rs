@@ -57,7 +57,9 @@ pub type Owner = Box<dyn std::any::Any + Send + Sync>;
 pub trait DeviceBuffer: Send + Sync + Debug {
     /// Index of the owning device within its backend.
     fn device_index(&self) -> usize;
+    /// The memory kind the buffer lives in.
     fn memory_kind(&self) -> MemoryKind;
+    /// The buffer's size in bytes.
     fn len_bytes(&self) -> usize;
     /// Alignment of the start of the buffer, in bytes.
     fn alignment(&self) -> usize;

@@ -17,6 +17,7 @@ pub enum MemoryKind {
 }
 
 impl MemoryKind {
+    /// The kind's name, as JAX spells it (`device`, `pinned_host`).
     pub const fn name(self) -> &'static str {
         match self {
             MemoryKind::Device => "device",
@@ -24,6 +25,7 @@ impl MemoryKind {
             MemoryKind::UnpinnedHost => "unpinned_host",
         }
     }
+    /// The kind of a name (`device`, `pinned_host`), if it is one.
     pub fn from_name(name: &str) -> Option<MemoryKind> {
         [
             MemoryKind::Device,
@@ -48,6 +50,7 @@ impl fmt::Display for MemoryKind {
 /// What a backend says about one of its devices.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeviceDesc {
+    /// The device's index within its backend.
     pub index: usize,
     /// The runtime's own id for the hardware (CUDA ordinal, ...), when it has one.
     pub local_hardware_id: Option<i32>,
@@ -90,21 +93,27 @@ impl Device {
     pub fn name(&self) -> &str {
         &self.0.name
     }
+    /// The device's index within its backend.
     pub fn index(&self) -> usize {
         self.0.desc.index
     }
+    /// The backend driving this device.
     pub fn backend(&self) -> &Arc<dyn Backend> {
         &self.0.backend
     }
+    /// The backend's name (`cpu`, `tpu`, `wgpu`, `cuda`, ...).
     pub fn backend_name(&self) -> &str {
         self.0.backend.name()
     }
+    /// The platform (`cpu`, `tpu`, `gpu`): what JAX's `device.platform` says.
     pub fn platform(&self) -> &str {
         self.0.backend.platform()
     }
+    /// The platform's version string (driver and runtime, where there is one).
     pub fn platform_version(&self) -> &str {
         &self.0.platform_version
     }
+    /// The hardware's own id, where the backend knows one.
     pub fn local_hardware_id(&self) -> Option<i32> {
         self.0.desc.local_hardware_id
     }
@@ -118,9 +127,11 @@ impl Device {
     pub fn kernel_dtypes(&self) -> Vec<crate::dtype::DType> {
         self.0.backend.kernel_dtypes(self.0.desc.index)
     }
+    /// The memory kinds this device offers.
     pub fn memory_kinds(&self) -> &[MemoryKind] {
         &self.0.desc.memory_kinds
     }
+    /// The memory kind new arrays get.
     pub fn default_memory_kind(&self) -> MemoryKind {
         self.0
             .desc
@@ -129,6 +140,7 @@ impl Device {
             .copied()
             .unwrap_or(MemoryKind::Device)
     }
+    /// Whether this device offers `kind`.
     pub fn supports_memory_kind(&self, kind: MemoryKind) -> bool {
         self.0.desc.memory_kinds.contains(&kind)
     }

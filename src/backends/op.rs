@@ -9,8 +9,11 @@ use std::fmt;
 /// A strided, typed view of a buffer: what kernels read.
 #[derive(Clone, Copy)]
 pub struct TensorRef<'a> {
+    /// The memory read.
     pub buffer: &'a dyn DeviceBuffer,
+    /// Shape, strides (in elements) and offset of the view into `buffer`.
     pub layout: &'a Layout,
+    /// The element type.
     pub dtype: DType,
 }
 
@@ -24,8 +27,9 @@ macro_rules! op_enum {
     ($(#[$m:meta])* $name:ident { $($v:ident => $s:literal),* $(,)? }) => {
         $(#[$m])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum $name { $($v),* }
+        pub enum $name { $(#[doc = concat!("`", $s, "`.")] $v),* }
         impl $name {
+            /// Every op, in declaration order (what tests and kernel checks iterate).
             pub const ALL: &'static [$name] = &[$($name::$v),*];
             /// The op's name, as used in errors (`Unsupported { op, .. }`).
             pub const fn name(self) -> &'static str {
@@ -84,6 +88,7 @@ impl BinaryOp {
             BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
         )
     }
+    /// and, or, xor of truth values: bool in, bool out, whatever the operands' dtype.
     pub const fn is_logical(self) -> bool {
         matches!(
             self,
@@ -97,9 +102,6 @@ impl BinaryOp {
             BinaryOp::BitwiseAnd | BinaryOp::BitwiseOr | BinaryOp::BitwiseXor
         )
     }
-    /// Shifts: integers only. A count outside `0..bits` gives 0 (the sign for a right shift
-    /// of a negative value), as NumPy's and XLA's shifts do; C's and WGSL's are undefined or
-    /// wrap there, so every kernel tests the count.
     /// Functions of real floats (integers compute in float64, as NumPy's `/`).
     pub const fn is_real_float(self) -> bool {
         matches!(
@@ -111,6 +113,9 @@ impl BinaryOp {
                 | BinaryOp::Nextafter
         )
     }
+    /// Shifts: integers only. A count outside `0..bits` gives 0 (the sign for a right shift
+    /// of a negative value), as NumPy's and XLA's shifts do; C's and WGSL's are undefined or
+    /// wrap there, so every kernel tests the count.
     pub const fn is_shift(self) -> bool {
         matches!(self, BinaryOp::LeftShift | BinaryOp::RightShift)
     }

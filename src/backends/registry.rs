@@ -21,7 +21,9 @@ const BUILTIN: &[(&str, Discover)] = &[
 /// Whether a backend was found, and if not, why.
 #[derive(Debug, Clone)]
 pub struct BackendStatus {
+    /// The backend's name.
     pub name: String,
+    /// The backend, when it started (else the reason is in the entry).
     pub backend: Option<Arc<dyn Backend>>,
     /// Why the backend is unavailable (`None` when it is available).
     pub reason: Option<String>,

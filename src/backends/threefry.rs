@@ -48,6 +48,7 @@ impl BitsForm {
             BitsForm::Wide => "wide",
         }
     }
+    /// Every form.
     pub const ALL: [BitsForm; 3] = [BitsForm::Pair, BitsForm::Xor, BitsForm::Wide];
 
     /// u32 words per element in the output.
@@ -65,8 +66,11 @@ impl BitsForm {
 /// `offset` the counter of the shard's first element.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Counters {
+    /// The block's extent along each axis.
     pub shape: Vec<usize>,
+    /// The counter step along each axis (the whole array's row-major strides).
     pub strides: Vec<u64>,
+    /// The counter of the block's first element.
     pub offset: u64,
 }
 
@@ -148,6 +152,7 @@ impl Counters {
         self.shape.iter().product()
     }
 
+    /// Whether the block holds no element.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

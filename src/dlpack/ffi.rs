@@ -95,6 +95,7 @@ impl DLDeviceType {
         (Self::kDLTPUHost, "kDLTPUHost"),
     ];
 
+    /// The device type's name in dlpack.h (`kDLCPU`, ...), if it is a known one.
     pub fn name(self) -> Option<&'static str> {
         Self::KNOWN
             .iter()
@@ -164,18 +165,28 @@ pub mod type_code {
     pub const kDLComplex: u8 = 5;
     /// Booleans (8 bits, 0 or 1).
     pub const kDLBool: u8 = 6;
-    // The 8-, 6- and 4-bit floats of DLPack 1.1 and later, by their names in dlpack.h; no
-    // dlarray dtype maps to them.
+    // The 8-, 6- and 4-bit floats of DLPack 1.1 and later, by their names in dlpack.h.
+    /// The 8-bit float `e3m4` (dlpack.h's `kDLFloat8_e3m4`); no dlarray dtype maps to it.
     pub const kDLFloat8_e3m4: u8 = 7;
+    /// The 8-bit float `e4m3` (dlpack.h's `kDLFloat8_e4m3`); no dlarray dtype maps to it.
     pub const kDLFloat8_e4m3: u8 = 8;
+    /// The 8-bit float `e4m3b11fnuz` (dlpack.h's `kDLFloat8_e4m3b11fnuz`); no dlarray dtype maps to it.
     pub const kDLFloat8_e4m3b11fnuz: u8 = 9;
+    /// The 8-bit float `e4m3fn` (dlpack.h's `kDLFloat8_e4m3fn`); no dlarray dtype maps to it.
     pub const kDLFloat8_e4m3fn: u8 = 10;
+    /// The 8-bit float `e4m3fnuz` (dlpack.h's `kDLFloat8_e4m3fnuz`); no dlarray dtype maps to it.
     pub const kDLFloat8_e4m3fnuz: u8 = 11;
+    /// The 8-bit float `e5m2` (dlpack.h's `kDLFloat8_e5m2`); no dlarray dtype maps to it.
     pub const kDLFloat8_e5m2: u8 = 12;
+    /// The 8-bit float `e5m2fnuz` (dlpack.h's `kDLFloat8_e5m2fnuz`); no dlarray dtype maps to it.
     pub const kDLFloat8_e5m2fnuz: u8 = 13;
+    /// The 8-bit float `e8m0fnu` (dlpack.h's `kDLFloat8_e8m0fnu`); no dlarray dtype maps to it.
     pub const kDLFloat8_e8m0fnu: u8 = 14;
+    /// The 6-bit float `e2m3fn` (dlpack.h's `kDLFloat6_e2m3fn`); no dlarray dtype maps to it.
     pub const kDLFloat6_e2m3fn: u8 = 15;
+    /// The 6-bit float `e3m2fn` (dlpack.h's `kDLFloat6_e3m2fn`); no dlarray dtype maps to it.
     pub const kDLFloat6_e3m2fn: u8 = 16;
+    /// The 4-bit float `e2m1fn` (dlpack.h's `kDLFloat4_e2m1fn`); no dlarray dtype maps to it.
     pub const kDLFloat4_e2m1fn: u8 = 17;
 }
 

@@ -102,6 +102,7 @@ impl DLPackTensor {
         o
     }
 
+    /// Whether the tensor is a versioned (DLPack 1.x) `DLManagedTensorVersioned`.
     pub fn is_versioned(&self) -> bool {
         matches!(self.owned, Owned::Versioned(_))
     }
@@ -124,10 +125,12 @@ impl DLPackTensor {
         }
     }
 
+    /// Whether the producer flagged the data as a copy (IS_COPIED; versioned tensors only).
     pub fn is_copied(&self) -> bool {
         self.flags() & DLPACK_FLAG_BITMASK_IS_COPIED != 0
     }
 
+    /// Whether the producer flagged the data read-only (READ_ONLY; versioned tensors only).
     pub fn is_read_only(&self) -> bool {
         self.flags() & DLPACK_FLAG_BITMASK_READ_ONLY != 0
     }

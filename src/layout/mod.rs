@@ -149,15 +149,19 @@ impl Layout {
         })
     }
 
+    /// The extent of each axis.
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
+    /// The step in elements along each axis (negative for reversed views).
     pub fn strides(&self) -> &[isize] {
         &self.strides
     }
+    /// The element offset of index (0, .., 0) into the buffer.
     pub fn offset(&self) -> usize {
         self.offset
     }
+    /// The number of axes.
     pub fn ndim(&self) -> usize {
         self.shape.len()
     }

@@ -6,12 +6,16 @@ use std::ops::{Range, RangeFrom, RangeFull, RangeTo};
 /// One axis of a slice: NumPy's `start:stop:step`, with negative indices counting from the end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slice {
+    /// The first index (`None`: the start, or the end for a negative step).
     pub start: Option<isize>,
+    /// The index past the last (`None`: the end, or before the start for a negative step).
     pub stop: Option<isize>,
+    /// The step (non-zero).
     pub step: isize,
 }
 
 impl Slice {
+    /// `start:stop:step`, as Python spells it.
     pub fn new(start: Option<isize>, stop: Option<isize>, step: isize) -> Self {
         Slice { start, stop, step }
     }

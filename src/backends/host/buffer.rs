@@ -109,6 +109,8 @@ struct Block(NonNull<u8>);
 unsafe impl Send for Block {}
 
 impl HostPool {
+    /// A pool for `device_name` whose allocations stop at `max_alloc` bytes, keeping at most
+    /// `max_cached` bytes of freed blocks for reuse.
     pub fn new(device_name: String, max_alloc: u64, max_cached: usize) -> Arc<HostPool> {
         Arc::new(HostPool {
             device_name,
@@ -256,9 +258,11 @@ unsafe impl Send for HostBuffer {}
 unsafe impl Sync for HostBuffer {}
 
 impl HostBuffer {
+    /// The first byte, to write through.
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.ptr.as_ptr()
     }
+    /// The first byte.
     pub fn as_ptr(&self) -> *const u8 {
         self.ptr.as_ptr()
     }

@@ -30,12 +30,17 @@ use view::View;
 /// Configuration of a host backend.
 #[derive(Debug, Clone)]
 pub struct HostConfig {
+    /// The backend's name.
     pub name: &'static str,
+    /// The platform its devices report.
     pub platform: &'static str,
+    /// The platform version string.
     pub platform_version: String,
+    /// Devices to drive.
     pub device_count: usize,
     /// Memory kinds of every device; the first is the default.
     pub memory_kinds: Vec<MemoryKind>,
+    /// Worker threads per device.
     pub threads_per_device: usize,
     /// Bytes each (device, memory kind) pool may keep cached.
     pub pool_bytes: usize,
@@ -111,6 +116,7 @@ impl std::fmt::Debug for HostBackend {
 }
 
 impl HostBackend {
+    /// A backend of `config`'s devices, or why it cannot start.
     pub fn new(config: HostConfig) -> std::result::Result<HostBackend, String> {
         if config.memory_kinds.is_empty() {
             return Err("a host backend needs at least one memory kind".into());
