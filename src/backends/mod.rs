@@ -18,7 +18,7 @@
 //!    device.
 //! 4. **`synchronize(device)` waits for all queued work** and returns the first asynchronous
 //!    error reported since the previous call (then clears it). A lost device keeps failing
-//!    with [`Error::DeviceLost`](crate::Error::DeviceLost) on every call.
+//!    with [`Error::DeviceLost`] on every call.
 //! 5. **Drops never block**, never panic, run on any thread, and are ordered after every
 //!    queued use (see [`DeviceBuffer`]'s drop contract); foreign memory is released only
 //!    after its last queued use.

@@ -1,4 +1,4 @@
-//! DLPack interchange: the C ABI ([`ffi`]), JAX's device rules ([`device`]), export of arrays
+//! DLPack interchange: the C ABI ([`ffi`]), JAX's device rules (`device.rs`), export of arrays
 //! as owned [`DLPackTensor`]s (with an automatic host-copy fallback for devices that cannot
 //! export), and zero-copy import.
 
