@@ -139,29 +139,31 @@ pub(crate) fn from_dlpack(
         if let Ok(a) = x.cast::<PyArray>() {
             return Ok(PyArray(a.get().0.clone())); // our own array: nothing to exchange
         }
-        // The C exchange API skips the Python-level call and the capsule.
-        if let Some(api) = exchange::producer_table(x) {
+        // The C exchange API skips the Python-level call and the capsule (NumPy has none).
+        if !is_ndarray(x)
+            && let Some(api) = exchange::producer_table(x)
+        {
             return exchange::import_with(x, api).map(PyArray);
         }
     }
-    let capsule = if x.hasattr(pyo3::intern!(py, "__dlpack__"))? {
+    let capsule = if let Ok(method) = x.getattr(pyo3::intern!(py, "__dlpack__")) {
         // With a target device the producer is asked for it (`dl_device`), so a CUDA tensor
         // wanted on the CPU arrives as the producer's own host copy, as in NumPy and PyTorch.
         let wanted = target.as_ref().map(requested_dl_device);
         let stream = consumer_stream(x, wanted)?;
-        match call_dlpack(x, wanted, copy, stream) {
+        match call_dlpack(&method, wanted, copy, stream) {
             Ok(c) => c,
             // A producer predating max_version/dl_device/copy: ask again with no keywords
             // (the copy to `target`, if any, then happens here).
             Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) && copy.is_none() => {
-                x.call_method0("__dlpack__")?
+                method.call0()?
             }
             // It cannot export to that device: take its own and copy here (refused below
             // when copy=False and the devices differ).
             Err(e)
                 if e.is_instance_of::<pyo3::exceptions::PyBufferError>(py) && wanted.is_some() =>
             {
-                call_dlpack(x, None, copy, consumer_stream(x, None)?)?
+                call_dlpack(&method, None, copy, consumer_stream(x, None)?)?
             }
             Err(e) => return Err(e),
         }
@@ -206,6 +208,8 @@ fn requested_dl_device(target: &dlarray::Device) -> (i32, i32) {
 fn consumer_stream(x: &Bound<'_, PyAny>, wanted: Option<(i32, i32)>) -> PyResult<Option<i64>> {
     let (t, id) = match wanted {
         Some(d) => d,
+        // A NumPy array is host memory: no stream, and no call to ask.
+        None if is_ndarray(x) => return Ok(None),
         None => match x.call_method0(pyo3::intern!(x.py(), "__dlpack_device__")) {
             Ok(d) => d.extract::<(i32, i32)>()?,
             // A capsule-only or partial producer: nothing to go on.
@@ -216,15 +220,54 @@ fn consumer_stream(x: &Bound<'_, PyAny>, wanted: Option<(i32, i32)>) -> PyResult
     Ok(dlarray::dlpack::consumer_stream(d).as_raw())
 }
 
-/// `x.__dlpack__(max_version=(1, 0), dl_device=..., copy=..., stream=...)`, naming only what
-/// is set.
+/// Whether `x` is exactly a `numpy.ndarray` (not a subclass, which could live elsewhere):
+/// its type is recognised once and then compared by identity.
+fn is_ndarray(x: &Bound<'_, PyAny>) -> bool {
+    use pyo3::sync::PyOnceLock;
+    static NDARRAY: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
+    let py = x.py();
+    if let Some(t) = NDARRAY.get(py) {
+        return x.get_type().is(t.bind(py));
+    }
+    // Only once NumPy is imported (by whoever made `x`): never import it here.
+    let found = || -> Option<Bound<'_, pyo3::types::PyType>> {
+        let modules = py.import("sys").and_then(|s| s.getattr("modules")).ok()?;
+        let np = modules.get_item("numpy").ok()?;
+        np.getattr("ndarray")
+            .ok()?
+            .cast_into::<pyo3::types::PyType>()
+            .ok()
+    };
+    match found() {
+        Some(t) => {
+            let is = x.get_type().is(&t);
+            let _ = NDARRAY.set(py, t.unbind());
+            is
+        }
+        None => false,
+    }
+}
+
+/// `__dlpack__(max_version=(1, 0), dl_device=..., copy=..., stream=...)` through the bound
+/// `method`, naming only what is set (the common keywords, `max_version` alone, are one
+/// dictionary made once: a callee gets its own copy of `**kwargs`).
 fn call_dlpack<'py>(
-    x: &Bound<'py, PyAny>,
+    method: &Bound<'py, PyAny>,
     dl_device: Option<(i32, i32)>,
     copy: Option<bool>,
     stream: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let py = x.py();
+    use pyo3::sync::PyOnceLock;
+    let py = method.py();
+    if stream.is_none() && dl_device.is_none() && copy.is_none() {
+        static PLAIN: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
+        let kw = PLAIN.get_or_try_init(py, || {
+            let d = PyDict::new(py);
+            d.set_item(pyo3::intern!(py, "max_version"), (1, 0))?;
+            Ok::<_, PyErr>(d.unbind())
+        })?;
+        return method.call((), Some(kw.bind(py)));
+    }
     let kwargs = PyDict::new(py);
     kwargs.set_item(pyo3::intern!(py, "max_version"), (1, 0))?;
     if let Some(s) = stream {
@@ -236,7 +279,7 @@ fn call_dlpack<'py>(
     if let Some(c) = copy {
         kwargs.set_item(pyo3::intern!(py, "copy"), c)?;
     }
-    x.call_method(pyo3::intern!(py, "__dlpack__"), (), Some(&kwargs))
+    method.call((), Some(&kwargs))
 }
 
 /// A list or tuple holding arrays (any `__dlpack__` producer, 0-d ones included, possibly

@@ -63,7 +63,14 @@ pub(crate) fn target_device(d: DLDevice) -> Result<(Device, MemoryKind, bool)> {
         )));
     }
     let cpu = || {
-        find_device(|dev| dev.platform() == "cpu")
+        // The first CPU device never changes once found (built-in backends are discovered
+        // once, ahead of users'), so it is looked up once: every host import needs it.
+        static HOST: std::sync::OnceLock<crate::backends::Device> = std::sync::OnceLock::new();
+        let found = HOST.get().cloned().or_else(|| {
+            let d = find_device(|dev| dev.platform() == "cpu")?;
+            Some(HOST.get_or_init(|| d).clone())
+        });
+        found
             .map(|dev| {
                 let kind = dev.default_memory_kind();
                 (dev, kind, true)
