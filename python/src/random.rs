@@ -58,6 +58,39 @@ fn fold_in(key: &Bound<'_, PyAny>, data: i64) -> PyResult<PyArray> {
     Ok(PyArray(key_array(&[k])?.reshape(&[2]).map_err(to_py)?))
 }
 
+/// The arguments every distribution takes, then the draw itself without the GIL.
+struct Draw {
+    sampler: Sampler,
+    shape: Vec<usize>,
+    dtype: DType,
+}
+
+impl Draw {
+    fn new(
+        key: &Bound<'_, PyAny>,
+        shape: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        default: DType,
+        device: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Draw> {
+        Ok(Draw {
+            sampler: sampler(key, device)?,
+            shape: shape.map_or(Ok(Vec::new()), shape_arg)?,
+            dtype: dtype_or(dtype, default)?,
+        })
+    }
+
+    fn run(
+        self,
+        py: Python<'_>,
+        f: impl FnOnce(&Sampler, &[usize], DType) -> dlarray::Result<Array> + Send,
+    ) -> PyResult<PyArray> {
+        py.detach(|| f(&self.sampler, &self.shape, self.dtype))
+            .map(PyArray)
+            .map_err(to_py)
+    }
+}
+
 #[pyfunction]
 #[pyo3(signature = (key, shape=None, dtype=None, *, device=None))]
 fn bits(
@@ -67,14 +100,7 @@ fn bits(
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
-    let (s, shape, dtype) = (
-        sampler(key, device)?,
-        shape_or_scalar(shape)?,
-        dtype_or(dtype, DType::U32)?,
-    );
-    py.detach(|| s.bits(&shape, dtype))
-        .map(PyArray)
-        .map_err(to_py)
+    Draw::new(key, shape, dtype, DType::U32, device)?.run(py, |s, sh, d| s.bits(sh, d))
 }
 
 #[pyfunction]
@@ -88,14 +114,8 @@ fn uniform(
     maxval: f64,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
-    let (s, shape, dtype) = (
-        sampler(key, device)?,
-        shape_or_scalar(shape)?,
-        dtype_or(dtype, DType::F32)?,
-    );
-    py.detach(|| s.uniform(&shape, dtype, minval, maxval))
-        .map(PyArray)
-        .map_err(to_py)
+    Draw::new(key, shape, dtype, DType::F32, device)?
+        .run(py, |s, sh, d| s.uniform(sh, d, minval, maxval))
 }
 
 #[pyfunction]
@@ -107,14 +127,7 @@ fn normal(
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
-    let (s, shape, dtype) = (
-        sampler(key, device)?,
-        shape_or_scalar(shape)?,
-        dtype_or(dtype, DType::F32)?,
-    );
-    py.detach(|| s.normal(&shape, dtype))
-        .map(PyArray)
-        .map_err(to_py)
+    Draw::new(key, shape, dtype, DType::F32, device)?.run(py, |s, sh, d| s.normal(sh, d))
 }
 
 #[pyfunction]
@@ -140,18 +153,8 @@ fn randint(
         }
     };
     let (lo, hi) = (bound(minval)?, bound(maxval)?);
-    let (s, shape, dtype) = (
-        sampler(key, device)?,
-        shape_arg(shape)?,
-        dtype_or(dtype, DType::I32)?,
-    );
-    py.detach(|| s.randint(&shape, lo, hi, dtype))
-        .map(PyArray)
-        .map_err(to_py)
-}
-
-fn shape_or_scalar(shape: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<usize>> {
-    shape.map_or(Ok(Vec::new()), shape_arg)
+    Draw::new(key, Some(shape), dtype, DType::I32, device)?
+        .run(py, |s, sh, d| s.randint(sh, lo, hi, d))
 }
 
 /// Adds `dlarray.random` to the module, importable as `import dlarray.random`.

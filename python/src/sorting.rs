@@ -12,37 +12,25 @@ fn array(x: &Bound<'_, PyAny>) -> PyResult<Array> {
     Ok(crate::asarray(x, None, None, None)?.0)
 }
 
-#[pyfunction]
-#[pyo3(signature = (x, /, *, axis=-1, descending=false, stable=true))]
-fn sort(
-    py: Python<'_>,
-    x: PyRef<'_, PyArray>,
-    axis: isize,
-    descending: bool,
-    stable: bool,
-) -> PyResult<PyArray> {
-    let _ = stable; // every sort is stable
-    let a = x.0.clone();
-    py.detach(|| a.sort(axis, descending))
-        .map(PyArray)
-        .map_err(to_py)
+macro_rules! ordering {
+    ($($name:ident => $method:ident),*) => {$(
+        /// The array API's form; `stable` is accepted and always holds (every sort here is).
+        #[pyfunction]
+        #[pyo3(signature = (x, /, *, axis=-1, descending=false, stable=true))]
+        fn $name(
+            py: Python<'_>,
+            x: PyRef<'_, PyArray>,
+            axis: isize,
+            descending: bool,
+            stable: bool,
+        ) -> PyResult<PyArray> {
+            let _ = stable;
+            let a = x.0.clone();
+            py.detach(|| a.$method(axis, descending)).map(PyArray).map_err(to_py)
+        }
+    )*};
 }
-
-#[pyfunction]
-#[pyo3(signature = (x, /, *, axis=-1, descending=false, stable=true))]
-fn argsort(
-    py: Python<'_>,
-    x: PyRef<'_, PyArray>,
-    axis: isize,
-    descending: bool,
-    stable: bool,
-) -> PyResult<PyArray> {
-    let _ = stable;
-    let a = x.0.clone();
-    py.detach(|| a.argsort(axis, descending))
-        .map(PyArray)
-        .map_err(to_py)
-}
+ordering!(sort => sort, argsort => argsort);
 
 #[pyfunction]
 #[pyo3(signature = (x1, x2, /, *, side="left", sorter=None))]

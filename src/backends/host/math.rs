@@ -47,6 +47,21 @@ pub(crate) trait Transcendental: Arith {
     fn log1p_(self) -> Self;
 }
 
+/// `fn m(self) -> Self { self.f() }` for each `m => f`: a trait method forwarding to the
+/// type's own function.
+macro_rules! forward {
+    ($($m:ident => $f:ident),* $(,)?) => {$(
+        #[inline(always)] fn $m(self) -> Self { self.$f() }
+    )*};
+}
+
+/// [`forward!`] for half floats: computed in f32 and rounded back once.
+macro_rules! forward_f32 {
+    ($t:ty: $($m:ident => $f:ident),* $(,)?) => {$(
+        #[inline(always)] fn $m(self) -> Self { <$t>::from_f32(self.to_f32().$f()) }
+    )*};
+}
+
 macro_rules! int_math {
     ($($t:ty: $abs:expr),*) => {$(
         impl Arith for $t {
@@ -281,22 +296,10 @@ macro_rules! float_math {
             const HIGHEST: Self = <$t>::INFINITY;
         }
         impl Transcendental for $t {
-            #[inline(always)] fn exp_(self) -> Self { self.exp() }
-            #[inline(always)] fn ln_(self) -> Self { self.ln() }
-            #[inline(always)] fn sqrt_(self) -> Self { self.sqrt() }
-            #[inline(always)] fn sin_(self) -> Self { self.sin() }
-            #[inline(always)] fn cos_(self) -> Self { self.cos() }
-            #[inline(always)] fn tanh_(self) -> Self { self.tanh() }
-            #[inline(always)] fn asin_(self) -> Self { self.asin() }
-            #[inline(always)] fn acos_(self) -> Self { self.acos() }
-            #[inline(always)] fn atan_(self) -> Self { self.atan() }
-            #[inline(always)] fn sinh_(self) -> Self { self.sinh() }
-            #[inline(always)] fn cosh_(self) -> Self { self.cosh() }
-            #[inline(always)] fn asinh_(self) -> Self { self.asinh() }
-            #[inline(always)] fn acosh_(self) -> Self { self.acosh() }
-            #[inline(always)] fn atanh_(self) -> Self { self.atanh() }
-            #[inline(always)] fn expm1_(self) -> Self { self.exp_m1() }
-            #[inline(always)] fn log1p_(self) -> Self { self.ln_1p() }
+            forward!(exp_ => exp, ln_ => ln, sqrt_ => sqrt, sin_ => sin, cos_ => cos,
+                tanh_ => tanh, asin_ => asin, acos_ => acos, atan_ => atan, sinh_ => sinh,
+                cosh_ => cosh, asinh_ => asinh, acosh_ => acosh, atanh_ => atanh,
+                expm1_ => exp_m1, log1p_ => ln_1p);
         }
     )*};
 }
@@ -322,22 +325,10 @@ macro_rules! half_math {
             const HIGHEST: Self = <$t>::INFINITY;
         }
         impl Transcendental for $t {
-            #[inline(always)] fn exp_(self) -> Self { <$t>::from_f32(self.to_f32().exp()) }
-            #[inline(always)] fn ln_(self) -> Self { <$t>::from_f32(self.to_f32().ln()) }
-            #[inline(always)] fn sqrt_(self) -> Self { <$t>::from_f32(self.to_f32().sqrt()) }
-            #[inline(always)] fn sin_(self) -> Self { <$t>::from_f32(self.to_f32().sin()) }
-            #[inline(always)] fn cos_(self) -> Self { <$t>::from_f32(self.to_f32().cos()) }
-            #[inline(always)] fn tanh_(self) -> Self { <$t>::from_f32(self.to_f32().tanh()) }
-            #[inline(always)] fn asin_(self) -> Self { <$t>::from_f32(self.to_f32().asin()) }
-            #[inline(always)] fn acos_(self) -> Self { <$t>::from_f32(self.to_f32().acos()) }
-            #[inline(always)] fn atan_(self) -> Self { <$t>::from_f32(self.to_f32().atan()) }
-            #[inline(always)] fn sinh_(self) -> Self { <$t>::from_f32(self.to_f32().sinh()) }
-            #[inline(always)] fn cosh_(self) -> Self { <$t>::from_f32(self.to_f32().cosh()) }
-            #[inline(always)] fn asinh_(self) -> Self { <$t>::from_f32(self.to_f32().asinh()) }
-            #[inline(always)] fn acosh_(self) -> Self { <$t>::from_f32(self.to_f32().acosh()) }
-            #[inline(always)] fn atanh_(self) -> Self { <$t>::from_f32(self.to_f32().atanh()) }
-            #[inline(always)] fn expm1_(self) -> Self { <$t>::from_f32(self.to_f32().exp_m1()) }
-            #[inline(always)] fn log1p_(self) -> Self { <$t>::from_f32(self.to_f32().ln_1p()) }
+            forward_f32!($t: exp_ => exp, ln_ => ln, sqrt_ => sqrt, sin_ => sin, cos_ => cos,
+                tanh_ => tanh, asin_ => asin, acos_ => acos, atan_ => atan, sinh_ => sinh,
+                cosh_ => cosh, asinh_ => asinh, acosh_ => acosh, atanh_ => atanh,
+                expm1_ => exp_m1, log1p_ => ln_1p);
         }
     )*};
 }
@@ -356,20 +347,9 @@ macro_rules! complex_math {
             const ONE: Self = <$t>::new(1.0, 0.0);
         }
         impl Transcendental for $t {
-            #[inline(always)] fn exp_(self) -> Self { self.exp() }
-            #[inline(always)] fn ln_(self) -> Self { self.ln() }
-            #[inline(always)] fn sqrt_(self) -> Self { self.sqrt() }
-            #[inline(always)] fn sin_(self) -> Self { self.sin() }
-            #[inline(always)] fn cos_(self) -> Self { self.cos() }
-            #[inline(always)] fn tanh_(self) -> Self { self.tanh() }
-            #[inline(always)] fn asin_(self) -> Self { self.asin() }
-            #[inline(always)] fn acos_(self) -> Self { self.acos() }
-            #[inline(always)] fn atan_(self) -> Self { self.atan() }
-            #[inline(always)] fn sinh_(self) -> Self { self.sinh() }
-            #[inline(always)] fn cosh_(self) -> Self { self.cosh() }
-            #[inline(always)] fn asinh_(self) -> Self { self.asinh() }
-            #[inline(always)] fn acosh_(self) -> Self { self.acosh() }
-            #[inline(always)] fn atanh_(self) -> Self { self.atanh() }
+            forward!(exp_ => exp, ln_ => ln, sqrt_ => sqrt, sin_ => sin, cos_ => cos,
+                tanh_ => tanh, asin_ => asin, acos_ => acos, atan_ => atan, sinh_ => sinh,
+                cosh_ => cosh, asinh_ => asinh, acosh_ => acosh, atanh_ => atanh);
             // num-complex has neither: exp - 1 and ln(1 + z), as NumPy's complex forms are.
             #[inline(always)] fn expm1_(self) -> Self { self.exp() - Self::ONE }
             #[inline(always)] fn log1p_(self) -> Self { (self + Self::ONE).ln() }
