@@ -93,6 +93,42 @@ struct Inner {
 }
 
 /// An n-dimensional array whose data lives on one or more devices.
+///
+/// An `Array` is immutable and cheap to clone (one reference count); views (slices,
+/// transposes, broadcasts) share memory, and every op returns a new array. Ops take NumPy's
+/// promotion and broadcasting, run on the devices holding the data, and keep a sharding
+/// where JAX keeps it.
+///
+/// ```
+/// use dlarray::{Array, Axes, DType, Slice};
+/// # fn main() -> dlarray::Result<()> {
+/// // Creation: from host data (kept without a copy on the CPU), or made on a device.
+/// let a = Array::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
+/// let z = Array::zeros(&[3], DType::F32)?;
+/// let r = Array::arange(0.0, 6.0, 1.0, DType::I32)?.reshape(&[2, -1])?;
+///
+/// // Elementwise with broadcasting and weak scalars; reductions over any axes.
+/// let b = ((&a + &z)? * 2.0)?;
+/// assert_eq!(b.sum(1)?.to_vec::<f32>()?, [12.0, 30.0]);
+/// assert_eq!(r.max(Axes::All)?.item::<i32>()?, 5);
+/// assert_eq!(a.mean(0)?.to_vec::<f32>()?, [2.5, 3.5, 4.5]);
+///
+/// // Views: a slice and a transpose read the same memory.
+/// let col = a.slice(&[Slice::full(), Slice::with_step(1, 3, 1)])?;
+/// assert_eq!(col.t()?.shape(), &[2, 2]);
+///
+/// // Linear algebra, sorting, and NumPy's printing.
+/// let m = a.matmul(&a.t()?)?;
+/// assert_eq!(m.to_vec::<f32>()?, [14.0, 32.0, 32.0, 77.0]);
+/// assert_eq!(a.sort(1, true)?.to_vec::<f32>()?, [3.0, 2.0, 1.0, 6.0, 5.0, 4.0]);
+/// assert_eq!(format!("{r:#}"), "[[0 1 2]\n [3 4 5]]");
+///
+/// // DLPack: export to any consumer and import back, zero-copy on the host.
+/// let t = a.to_dlpack()?;
+/// let back = Array::from_dlpack(t)?;
+/// assert_eq!(back.to_vec::<f32>()?, a.to_vec::<f32>()?);
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct Array(Arc<Inner>);
 
