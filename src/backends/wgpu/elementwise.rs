@@ -95,14 +95,17 @@ fn logaddexp_f(a: f32, b: f32) -> f32 {
 }
 // NumPy's floor_divide and remainder (npy_divmod): the quotient rounded down, the remainder
 // with the divisor's sign; integer division by zero gives 0, as on the CPU.
+// The remainder is a - q * b, not `%`: naga's GLSL output keeps `%`, which GLSL leaves
+// undefined for negative operands. By -1 the quotient is the negation (MIN wraps to MIN).
 fn floor_div_i(a: i32, b: i32) -> i32 {
     if b == 0 { return 0; }
-    let q = a / b; let r = a % b;
+    if b == -1 { return 0 - a; }
+    let q = a / b; let r = a - q * b;
     return select(q, q - 1, r != 0 && ((r < 0) != (b < 0)));
 }
 fn rem_i(a: i32, b: i32) -> i32 {
-    if b == 0 { return 0; }
-    let r = a % b;
+    if b == 0 || b == -1 { return 0; }
+    let r = a - (a / b) * b;
     return select(r, r + b, r != 0 && ((r < 0) != (b < 0)));
 }
 fn neg_zero_if(neg: bool) -> f32 { return select(0.0, bitcast<f32>(0x80000000u), neg); }
