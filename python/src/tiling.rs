@@ -3,7 +3,7 @@
 
 use crate::{PyArray, to_py};
 use dlarray::Array;
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 fn array(x: &Bound<'_, PyAny>) -> PyResult<Array> {
@@ -19,8 +19,8 @@ fn tile(py: Python<'_>, x: PyRef<'_, PyArray>, repetitions: Vec<usize>) -> PyRes
         .map_err(to_py)
 }
 
-/// `repeat(x, repeats, /, *, axis=None)` with an integer count (or a one-element array of
-/// one); per-element counts would need a data-dependent output shape and are refused.
+/// `repeat(x, repeats, /, *, axis=None)`: one count for every element, or one count per
+/// element along `axis` (an integer array; the output's length is their sum).
 #[pyfunction]
 #[pyo3(signature = (x, repeats, /, *, axis=None))]
 fn repeat(
@@ -29,25 +29,54 @@ fn repeat(
     repeats: &Bound<'_, PyAny>,
     axis: Option<isize>,
 ) -> PyResult<PyArray> {
-    let n: usize = match repeats.extract::<usize>() {
-        Ok(n) => n,
-        Err(_) => {
-            let r = array(repeats)?;
-            if r.size() != 1 || !r.dtype().is_integer() {
-                return Err(PyTypeError::new_err(
-                    "repeat: dlarray takes one integer count (per-element counts are not supported)",
-                ));
-            }
-            let v = r
-                .astype(dlarray::DType::I64)
-                .map_err(to_py)?
-                .to_vec::<i64>()
-                .map_err(to_py)?;
-            usize::try_from(v[0]).map_err(|_| PyTypeError::new_err("repeat: a negative count"))?
+    if let Ok(n) = repeats.extract::<usize>() {
+        let a = x.0.clone();
+        return py.detach(|| a.repeat(n, axis)).map(PyArray).map_err(to_py);
+    }
+    let r = array(repeats)?;
+    if !r.dtype().is_integer() || r.ndim() > 1 {
+        return Err(PyTypeError::new_err(
+            "repeat: repeats is an integer or a 1-D integer array",
+        ));
+    }
+    let counts = r
+        .astype(dlarray::DType::I64)
+        .and_then(|c| c.to_vec::<i64>())
+        .map_err(to_py)?;
+    let (a, k) = match axis {
+        None => (x.0.flatten().map_err(to_py)?, 0),
+        Some(ax) => {
+            let k = dlarray::layout::normalize_axis(ax, x.0.ndim()).map_err(to_py)?;
+            (x.0.clone(), k)
         }
     };
-    let a = x.0.clone();
-    py.detach(|| a.repeat(n, axis)).map(PyArray).map_err(to_py)
+    let n = a.shape()[k];
+    if counts.len() == 1 && n != 1 {
+        let c = usize::try_from(counts[0])
+            .map_err(|_| PyValueError::new_err("repeat: a negative count"))?;
+        return py
+            .detach(|| a.repeat(c, Some(k as isize)))
+            .map(PyArray)
+            .map_err(to_py);
+    }
+    if counts.len() != n {
+        return Err(PyValueError::new_err(format!(
+            "repeat: {} counts for an axis of length {n}",
+            counts.len()
+        )));
+    }
+    let mut idx: Vec<i64> = Vec::new();
+    for (i, &c) in counts.iter().enumerate() {
+        if c < 0 {
+            return Err(PyValueError::new_err("repeat: a negative count"));
+        }
+        idx.extend(std::iter::repeat_n(i as i64, c as usize));
+    }
+    let len = idx.len();
+    let idx = Array::from_vec(idx, &[len]).map_err(to_py)?;
+    py.detach(|| a.take(&idx, Some(k as isize)))
+        .map(PyArray)
+        .map_err(to_py)
 }
 
 #[pyfunction]

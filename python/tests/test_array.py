@@ -565,3 +565,19 @@ def test_asarray_stacks_arrays_and_expand_dims_takes_tuples():
     np.testing.assert_allclose(float(dlarray.var(v, correction=1.5)), np.var(np.arange(10.0), ddof=1.5))
     with pytest.raises(TypeError):
         [1, 2][dlarray.asarray([1])]  # only 0-d integer arrays are indices, as NumPy's
+
+
+def test_repeat_with_counts_and_vecdot_keeps_the_dtype():
+    n = np.arange(6).reshape(2, 3)
+    a = dlarray.asarray(n)
+    counts = np.array([2, 0, 1])
+    np.testing.assert_array_equal(
+        np.asarray(dlarray.repeat(a, dlarray.asarray(counts), axis=1)), np.repeat(n, counts, axis=1))
+    np.testing.assert_array_equal(
+        np.asarray(dlarray.repeat(a, dlarray.asarray([1, 2, 0, 1, 1, 3]))), np.repeat(n, [1, 2, 0, 1, 1, 3]))
+    with pytest.raises(ValueError, match="counts for an axis"):
+        dlarray.repeat(a, dlarray.asarray([1, 2]), axis=1)
+    u = np.array([[200, 100]], np.uint8)
+    got = dlarray.vecdot(dlarray.asarray(u), dlarray.asarray(u))
+    assert got.dtype == "uint8"
+    np.testing.assert_array_equal(np.asarray(got), np.vecdot(u, u))

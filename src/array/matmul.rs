@@ -29,7 +29,9 @@ impl Array {
         let prod = self
             .unary(crate::UnaryOp::Conj)?
             .binary(crate::BinaryOp::Mul, other)?;
-        prod.sum(vec![axis])
+        // In the operands' dtype, as the standard has it (a sum of small integers would
+        // widen; here it wraps, as NumPy's `vecdot` does).
+        prod.sum(vec![axis])?.astype(prod.dtype())
     }
 
     /// NumPy's `tensordot`: the sum of products over `axes_a` of this array and `axes_b` of
