@@ -55,6 +55,19 @@ macro_rules! forward {
     )*};
 }
 
+/// [`forward!`] for complex numbers, with the edge cases of `complex_edges` first.
+macro_rules! edged {
+    ($($m:ident => $f:ident),* $(,)?) => {$(
+        #[inline(always)] fn $m(self) -> Self {
+            let z = num_complex::Complex64::new(self.re.into(), self.im.into());
+            match super::complex_edges::$f(z) {
+                Some(w) => Self::new(w.re as _, w.im as _),
+                None => self.$f(),
+            }
+        }
+    )*};
+}
+
 /// [`forward!`] for half floats: computed in f32 and rounded back once.
 macro_rules! forward_f32 {
     ($t:ty: $($m:ident => $f:ident),* $(,)?) => {$(
@@ -347,9 +360,11 @@ macro_rules! complex_math {
             const ONE: Self = <$t>::new(1.0, 0.0);
         }
         impl Transcendental for $t {
-            forward!(exp_ => exp, ln_ => ln, sqrt_ => sqrt, sin_ => sin, cos_ => cos,
-                tanh_ => tanh, asin_ => asin, acos_ => acos, atan_ => atan, sinh_ => sinh,
-                cosh_ => cosh, asinh_ => asinh, acosh_ => acosh, atanh_ => atanh);
+            forward!(exp_ => exp, ln_ => ln, sin_ => sin, cos_ => cos, asin_ => asin,
+                atan_ => atan);
+            // Annex G's infinities and NaNs first (num-complex misses them), then num-complex.
+            edged!(sqrt_ => sqrt, tanh_ => tanh, sinh_ => sinh, cosh_ => cosh, asinh_ => asinh,
+                acosh_ => acosh, atanh_ => atanh, acos_ => acos);
             // num-complex has neither: exp - 1 and ln(1 + z), as NumPy's complex forms are.
             #[inline(always)] fn expm1_(self) -> Self { self.exp() - Self::ONE }
             #[inline(always)] fn log1p_(self) -> Self { (self + Self::ONE).ln() }

@@ -5,6 +5,7 @@
 
 mod buffer;
 mod cast;
+mod complex_edges;
 mod elementwise;
 mod engine;
 mod foreign;
