@@ -57,29 +57,31 @@ pub fn sqrt(z: C) -> Option<C> {
     })
 }
 
-/// The hyperbolic sine (G.6.2.5).
+/// The table sinh and cosh share for `x >= 0`, `y >= 0` (G.6.2.4 and G.6.2.5): they differ
+/// only on the imaginary axis, where sinh gives `±0 + iNaN` and cosh `NaN ± i0`.
+fn sinh_cosh(x: f64, y: f64, on_axis: C) -> C {
+    if x == 0.0 {
+        on_axis
+    } else if x.is_finite() {
+        c(NAN, NAN)
+    } else if x == INF {
+        if y == 0.0 {
+            c(INF, 0.0)
+        } else if y.is_finite() {
+            c(INF * y.cos(), INF * y.sin())
+        } else {
+            c(INF, NAN)
+        }
+    } else if y == 0.0 {
+        c(NAN, 0.0)
+    } else {
+        c(NAN, NAN)
+    }
+}
+
+/// The hyperbolic sine (G.6.2.5): odd.
 pub fn sinh(z: C) -> Option<C> {
-    edge(z).then(|| {
-        odd(z, |x, y| {
-            if x == 0.0 {
-                c(0.0, NAN)
-            } else if x.is_finite() {
-                c(NAN, NAN)
-            } else if x == INF {
-                if y == 0.0 {
-                    c(INF, 0.0)
-                } else if y.is_finite() {
-                    c(INF * y.cos(), INF * y.sin())
-                } else {
-                    c(INF, NAN)
-                }
-            } else if y == 0.0 {
-                c(NAN, 0.0)
-            } else {
-                c(NAN, NAN)
-            }
-        })
-    })
+    edge(z).then(|| odd(z, |x, y| sinh_cosh(x, y, c(0.0, NAN))))
 }
 
 /// The hyperbolic cosine (G.6.2.4): even, so `x >= 0` by negating `z`.
@@ -90,25 +92,7 @@ pub fn cosh(z: C) -> Option<C> {
         } else {
             z
         };
-        upper(z, |x, y| {
-            if x == 0.0 {
-                c(NAN, 0.0)
-            } else if x.is_finite() {
-                c(NAN, NAN)
-            } else if x == INF {
-                if y == 0.0 {
-                    c(INF, 0.0)
-                } else if y.is_finite() {
-                    c(INF * y.cos(), INF * y.sin())
-                } else {
-                    c(INF, NAN)
-                }
-            } else if y == 0.0 {
-                c(NAN, 0.0)
-            } else {
-                c(NAN, NAN)
-            }
-        })
+        upper(z, |x, y| sinh_cosh(x, y, c(NAN, 0.0)))
     })
 }
 
