@@ -5,7 +5,7 @@
 use super::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::layout::normalize_axis;
+use crate::layout::{axis_last, inverse_permutation, normalize_axis};
 
 /// Integer indices as i64, wrapped as NumPy wraps negative ones, each checked against `n`.
 fn indices_in(indices: &Array, n: usize) -> Result<Vec<usize>> {
@@ -71,11 +71,8 @@ impl Array {
             shape[0] = idx.len();
             Array::from_vec(out, &shape)?
         });
-        let mut back = vec![0; perm.len()];
-        for (i, &p) in perm.iter().enumerate() {
-            back[p] = i;
-        }
-        out.permute(&back)?.device_put(&self.first_place())
+        out.permute(&inverse_permutation(&perm))?
+            .device_put(&self.first_place())
     }
 
     /// The array API's `take_along_axis`: `out[.., j, ..] = x[.., indices[.., j, ..], ..]`
@@ -100,8 +97,7 @@ impl Array {
         let x = self.broadcast_to(&common)?;
         common[axis] = m;
         let ind = indices.broadcast_to(&common)?;
-        let mut perm: Vec<usize> = (0..self.ndim()).filter(|&k| k != axis).collect();
-        perm.push(axis);
+        let perm = axis_last(self.ndim(), axis);
         let (x, ind) = (x.permute(&perm)?, ind.permute(&perm)?);
         let idx = indices_in(&ind, n)?;
         let out = crate::with_dtype!(self.dtype(), T => {
@@ -113,11 +109,8 @@ impl Array {
             }
             Array::from_vec(out, ind.shape())?
         });
-        let mut back = vec![0; perm.len()];
-        for (i, &p) in perm.iter().enumerate() {
-            back[p] = i;
-        }
-        out.permute(&back)?.device_put(&self.first_place())
+        out.permute(&inverse_permutation(&perm))?
+            .device_put(&self.first_place())
     }
 
     /// The indices of the non-zero elements, one int64 array per axis, in row-major order

@@ -7,10 +7,9 @@
 //! imaginary part; `false < true`. Every sort is stable.
 
 use super::Array;
-use super::sharding::Sharding;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
-use crate::layout::normalize_axis;
+use crate::layout::{axis_last, inverse_permutation, normalize_axis};
 use std::cmp::Ordering;
 
 /// NumPy's total order of an element type (NaN after every number).
@@ -69,9 +68,7 @@ complex_key!(num_complex::Complex32, num_complex::Complex64);
 impl Array {
     /// The values along `axis` as rows: the array with `axis` moved last, read row-major.
     fn rows_along<T: Element>(&self, axis: usize) -> Result<(Vec<T>, usize, Vec<usize>)> {
-        let nd = self.ndim();
-        let mut perm: Vec<usize> = (0..nd).filter(|&k| k != axis).collect();
-        perm.push(axis);
+        let perm = axis_last(self.ndim(), axis);
         let moved = self.permute(&perm)?;
         Ok((moved.to_vec::<T>()?, self.shape()[axis].max(1), perm))
     }
@@ -79,11 +76,7 @@ impl Array {
     /// Row-major `data` of the permuted shape `perm`, put back in this array's axis order.
     fn rows_back<T: Element>(&self, data: Vec<T>, perm: &[usize]) -> Result<Array> {
         let moved: Vec<usize> = perm.iter().map(|&k| self.shape()[k]).collect();
-        let mut inverse = vec![0; perm.len()];
-        for (i, &p) in perm.iter().enumerate() {
-            inverse[p] = i;
-        }
-        Array::from_vec(data, &moved)?.permute(&inverse)
+        Array::from_vec(data, &moved)?.permute(&inverse_permutation(perm))
     }
 
     /// The indices that sort the array along `axis` (stable), as int64: the array API's
@@ -106,7 +99,7 @@ impl Array {
             }
             self.rows_back(idx, &perm)?
         });
-        out.device_put(&self.sharding_or_first()?)
+        out.device_put(self.sharding())
     }
 
     /// The array sorted along `axis` (stable), as the array API's `sort`.
@@ -122,12 +115,7 @@ impl Array {
             }
             self.rows_back(data, &perm)?
         });
-        out.device_put(&self.sharding_or_first()?)
-    }
-
-    /// This array's sharding when a result of its shape can keep it, else the first device.
-    fn sharding_or_first(&self) -> Result<Sharding> {
-        Ok(self.sharding().clone())
+        out.device_put(self.sharding())
     }
 
     /// For each value of `values`, where it would go in this sorted 1-D array to keep it

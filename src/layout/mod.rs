@@ -17,8 +17,8 @@ mod slice;
 mod walk;
 
 pub use shape::{
-    Dims, MAX_ELEMENTS, Strides, broadcast_shapes, checked_bytes, checked_size, contiguous_strides,
-    normalize_axis, same_shape,
+    Dims, MAX_ELEMENTS, Strides, axis_last, broadcast_shapes, checked_bytes, checked_size,
+    contiguous_strides, inverse_permutation, normalize_axis, same_shape,
 };
 pub use slice::Slice;
 pub use walk::{coalesce, for_each_run};

@@ -148,3 +148,20 @@ fn broadcast_distinct(op: &'static str, a: &[usize], b: &[usize]) -> Result<Dims
     checked_size(&out)?;
     Ok(out)
 }
+
+/// The axis order that moves `axis` of an `ndim`-axis array last, the others kept in order
+/// (for [`Layout::permute`](super::Layout::permute)).
+pub fn axis_last(ndim: usize, axis: usize) -> Vec<usize> {
+    let mut perm: Vec<usize> = (0..ndim).filter(|&k| k != axis).collect();
+    perm.push(axis);
+    perm
+}
+
+/// The permutation that undoes `perm` (`inverse[perm[i]] == i`).
+pub fn inverse_permutation(perm: &[usize]) -> Vec<usize> {
+    let mut inverse = vec![0; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inverse[p] = i;
+    }
+    inverse
+}
