@@ -124,6 +124,39 @@ impl Sampler {
         minval: f64,
         maxval: f64,
     ) -> Result<Array> {
+        self.placed(self.uniform_draw(shape, dtype, minval, maxval)?)
+    }
+
+    /// Standard normal floats, as `jax.random.normal`: `sqrt(2) * erfinv(u)` for `u`
+    /// uniform in `(-1, 1)`, with the single- or double-precision polynomials of Giles'
+    /// erfinv that XLA evaluates.
+    pub fn normal(&self, shape: &[usize], dtype: DType) -> Result<Array> {
+        self.placed(self.normal_draw(shape, dtype)?)
+    }
+
+    /// Integers uniform in `[minval, maxval)`, as `jax.random.randint`: two draws of the
+    /// dtype's width combined modulo the span, which keeps the bias of a span that is not a
+    /// power of two small. Bounds outside the dtype are clipped to it, and `maxval <= minval`
+    /// gives `minval`.
+    pub fn randint(
+        &self,
+        shape: &[usize],
+        minval: i64,
+        maxval: i64,
+        dtype: DType,
+    ) -> Result<Array> {
+        self.placed(self.randint_draw(shape, minval, maxval, dtype)?)
+    }
+
+    // The draws, left where their last op put them: the public forms place them once.
+
+    fn uniform_draw(
+        &self,
+        shape: &[usize],
+        dtype: DType,
+        minval: f64,
+        maxval: f64,
+    ) -> Result<Array> {
         let nmant = mantissa_bits(dtype, "random.uniform")?;
         let nbits = 8 * dtype.size_in_bytes();
         // bfloat16's 7 mantissa bits come from 8 random bits, as JAX's.
@@ -157,36 +190,26 @@ impl Sampler {
         } else {
             floats
         };
-        let x = floats
+        floats
             .binary_scalar(BinaryOp::Mul, Scalar::Float(span), false)?
             .binary_scalar(BinaryOp::Add, Scalar::Float(lo), false)?
             .astype(dtype)?
-            .binary_scalar(BinaryOp::Maximum, Scalar::Float(lo), false)?;
-        self.placed(x)
+            .binary_scalar(BinaryOp::Maximum, Scalar::Float(lo), false)
     }
 
-    /// Standard normal floats, as `jax.random.normal`: `sqrt(2) * erfinv(u)` for `u`
-    /// uniform in `(-1, 1)`, with the single- or double-precision polynomials of Giles'
-    /// erfinv that XLA evaluates.
-    pub fn normal(&self, shape: &[usize], dtype: DType) -> Result<Array> {
-        mantissa_bits(dtype, "random.normal")?;
+    fn normal_draw(&self, shape: &[usize], dtype: DType) -> Result<Array> {
         // nextafter(-1, 0) in dtype: -(1 - 2^-(nmant+1)).
         let nmant = mantissa_bits(dtype, "random.normal")?;
         let lo = -(1.0 - (-(nmant as f64 + 1.0)).exp2());
-        let u = self.uniform(shape, dtype, lo, 1.0)?;
-        let x = super::erfinv::erfinv(&u)?.binary_scalar(
+        let u = self.uniform_draw(shape, dtype, lo, 1.0)?;
+        super::erfinv::erfinv(&u)?.binary_scalar(
             BinaryOp::Mul,
             Scalar::Float(round_to(dtype, std::f64::consts::SQRT_2)),
             false,
-        )?;
-        self.placed(x)
+        )
     }
 
-    /// Integers uniform in `[minval, maxval)`, as `jax.random.randint`: two draws of the
-    /// dtype's width combined modulo the span, which keeps the bias of a span that is not a
-    /// power of two small. Bounds outside the dtype are clipped to it, and `maxval <= minval`
-    /// gives `minval`.
-    pub fn randint(
+    fn randint_draw(
         &self,
         shape: &[usize],
         minval: i64,
@@ -206,20 +229,15 @@ impl Sampler {
             // bound one past its maximum allowed), then convert.
             let (tmin, tmax) = limits(dtype);
             let clip = |v: i64, hi: i128| (v as i128).clamp(tmin, hi) as i64;
-            let x = self
-                .randint(
+            return self
+                .randint_draw(
                     shape,
                     clip(minval, tmax),
                     clip(maxval, tmax + 1),
                     DType::I32,
                 )?
-                .astype(dtype)?;
-            return self.placed(x);
+                .astype(dtype);
         }
-        let unsigned = match nbits {
-            32 => DType::U32,
-            _ => DType::U64,
-        };
         let (tmin, tmax) = limits(dtype);
         let out_of_range = maxval as i128 > tmax;
         let (lo, hi) = (
@@ -256,11 +274,9 @@ impl Sampler {
                 .binary(BinaryOp::Add, &rem(&lower)?)
                 .and_then(|x| rem(&x))?
         };
-        debug_assert_eq!(offset.dtype(), unsigned);
-        let x = offset
+        offset
             .astype(dtype)?
-            .binary_scalar(BinaryOp::Add, Scalar::Int(lo), false)?;
-        self.placed(x)
+            .binary_scalar(BinaryOp::Add, Scalar::Int(lo), false)
     }
 }
 
