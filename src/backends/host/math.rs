@@ -175,21 +175,45 @@ macro_rules! float_divmod {
         impl DivMod for $t {
             #[inline(always)] fn floor_div_(self, o: Self) -> Self {
                 let (a, b) = (<$f>::from(self), <$f>::from(o));
-                from_f::<$t, $f>(divmod(a, b).0)
+                <$t as FromWork<$f>>::from_work(divmod(a, b).0)
             }
             #[inline(always)] fn rem_(self, o: Self) -> Self {
                 let (a, b) = (<$f>::from(self), <$f>::from(o));
-                from_f::<$t, $f>(if b == 0.0 { a % b } else { divmod(a, b).1 })
+                <$t as FromWork<$f>>::from_work(if b == 0.0 { a % b } else { divmod(a, b).1 })
             }
         }
     )*};
 }
 float_divmod!(f32: f32, f64: f64, f16: f32, bf16: f32);
 
-/// The float `x` computed in `F` (f32 for half floats) back in `T`.
-#[inline(always)]
-fn from_f<T: Element, F: Into<f64>>(x: F) -> T {
-    T::from_scalar(crate::dtype::Scalar::Float(x.into()))
+/// A float type's value from the type it computes in (itself, or f32 for half floats):
+/// one direct conversion per element, in the kernels' inner loops.
+trait FromWork<F> {
+    fn from_work(x: F) -> Self;
+}
+impl FromWork<f32> for f32 {
+    #[inline(always)]
+    fn from_work(x: f32) -> f32 {
+        x
+    }
+}
+impl FromWork<f64> for f64 {
+    #[inline(always)]
+    fn from_work(x: f64) -> f64 {
+        x
+    }
+}
+impl FromWork<f32> for f16 {
+    #[inline(always)]
+    fn from_work(x: f32) -> f16 {
+        f16::from_f32(x)
+    }
+}
+impl FromWork<f32> for bf16 {
+    #[inline(always)]
+    fn from_work(x: f32) -> bf16 {
+        bf16::from_f32(x)
+    }
 }
 
 /// NumPy's `npy_divmod`: `(floor(a / b), a mod b)` with the remainder taking `b`'s sign.
@@ -256,13 +280,13 @@ macro_rules! real_float {
     ($($t:ty: $f:ty),*) => {$(
         impl RealFloat for $t {
             #[inline(always)] fn atan2_(self, o: Self) -> Self {
-                from_f::<$t, $f>(<$f>::from(self).atan2(<$f>::from(o)))
+                <$t as FromWork<$f>>::from_work(<$f>::from(self).atan2(<$f>::from(o)))
             }
             #[inline(always)] fn copysign_(self, o: Self) -> Self {
-                from_f::<$t, $f>(<$f>::from(self).copysign(<$f>::from(o)))
+                <$t as FromWork<$f>>::from_work(<$f>::from(self).copysign(<$f>::from(o)))
             }
             #[inline(always)] fn hypot_(self, o: Self) -> Self {
-                from_f::<$t, $f>(<$f>::from(self).hypot(<$f>::from(o)))
+                <$t as FromWork<$f>>::from_work(<$f>::from(self).hypot(<$f>::from(o)))
             }
             #[inline(always)] fn nextafter_(self, o: Self) -> Self {
                 let (a, b) = (f64::from(self), f64::from(o));
@@ -270,7 +294,7 @@ macro_rules! real_float {
                 match next_bits(a, b, self.to_bits() as u64, sign) {
                     Some(bits) => <$t>::from_bits(bits as _),
                     // NaN in, NaN out; equal values give `o` (so nextafter(0, -0) is -0).
-                    None if a.is_nan() || b.is_nan() => from_f::<$t, f64>(f64::NAN),
+                    None if a.is_nan() || b.is_nan() => <$t as FromWork<$f>>::from_work(<$f>::NAN),
                     None => o,
                 }
             }
@@ -282,7 +306,7 @@ macro_rules! real_float {
                     let d = a - b;
                     if d > 0.0 { a + (-d).exp().ln_1p() } else if d <= 0.0 { b + d.exp().ln_1p() } else { d }
                 };
-                from_f::<$t, $f>(r)
+                <$t as FromWork<$f>>::from_work(r)
             }
         }
     )*};
