@@ -324,7 +324,7 @@ pub fn where_(
     x1: &Bound<'_, PyAny>,
     x2: &Bound<'_, PyAny>,
 ) -> PyResult<PyArray> {
-    let c = crate::asarray(condition, None, None, None)?.0;
+    let c = crate::array_arg(condition)?;
     let (a, b) = (where_operand(x1, x2)?, where_operand(x2, x1)?);
     py.detach(|| c.where_cond(&a, &b))
         .map(PyArray)

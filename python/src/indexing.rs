@@ -52,7 +52,7 @@ fn item(k: &Bound<'_, PyAny>) -> PyResult<Item> {
         || k.hasattr("__dlpack__")?
         || k.cast::<crate::PyArray>().is_ok()
     {
-        let a = crate::asarray(k, None, None, None)?.0;
+        let a = crate::array_arg(k)?;
         return match a.dtype() {
             DType::Bool => Ok(Item::Mask(a)),
             d if d.is_integer() => Ok(Item::Ints(a)),

@@ -6,9 +6,7 @@ use dlarray::Array;
 use pyo3::prelude::*;
 
 fn arrays(xs: &[Bound<'_, PyAny>]) -> PyResult<Vec<Array>> {
-    xs.iter()
-        .map(|x| crate::asarray(x, None, None, None).map(|a| a.0))
-        .collect()
+    xs.iter().map(crate::array_arg).collect()
 }
 
 /// `concat(arrays, /, *, axis=0)`; `axis=None` joins the flattened arrays.

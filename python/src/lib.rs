@@ -282,33 +282,45 @@ fn call_dlpack<'py>(
     method.call((), Some(&kwargs))
 }
 
+/// Whether `x` is an array (ours or any `__dlpack__` producer) or a list or tuple holding one
+/// at any depth. Numbers answer at once: a long list of numbers costs no attribute lookups.
+fn contains_array(x: &Bound<'_, PyAny>) -> PyResult<bool> {
+    use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyList, PyTuple};
+    if x.is_instance_of::<PyFloat>()
+        || x.is_instance_of::<PyInt>()
+        || x.is_instance_of::<PyBool>()
+        || x.is_instance_of::<PyComplex>()
+    {
+        return Ok(false);
+    }
+    if x.is_instance_of::<PyList>() || x.is_instance_of::<PyTuple>() {
+        for item in x.try_iter()? {
+            if contains_array(&item?)? {
+                return Ok(true);
+            }
+        }
+        return Ok(false);
+    }
+    Ok(x.cast::<PyArray>().is_ok() || x.hasattr("__dlpack__")?)
+}
+
+/// Any array-like argument as an array: `asarray(x)` with no keywords (ours as they are,
+/// DLPack producers imported, lists and scalars converted).
+pub(crate) fn array_arg(x: &Bound<'_, PyAny>) -> PyResult<Array> {
+    Ok(asarray(x, None, None, None)?.0)
+}
+
 /// A list or tuple holding arrays (any `__dlpack__` producer, 0-d ones included, possibly
 /// beside numbers) stacked along a new first axis, as NumPy's `asarray([a, b])`; `None` for
 /// anything else.
 fn stack_of_arrays(obj: &Bound<'_, PyAny>) -> PyResult<Option<Array>> {
     let is_seq =
         obj.is_instance_of::<pyo3::types::PyList>() || obj.is_instance_of::<pyo3::types::PyTuple>();
-    if !is_seq || obj.len()? == 0 {
+    if !is_seq || obj.len()? == 0 || !contains_array(obj)? {
         return Ok(None);
     }
     let items: Vec<Bound<'_, PyAny>> = obj.try_iter()?.collect::<PyResult<_>>()?;
-    let holds_array =
-        |x: &Bound<'_, PyAny>| -> PyResult<bool> {
-            Ok(x.cast::<PyArray>().is_ok()
-                || x.hasattr("__dlpack__")?
-                || stack_of_arrays(x)?.is_some())
-        };
-    let mut any = false;
-    for x in &items {
-        any |= holds_array(x)?;
-    }
-    if !any {
-        return Ok(None);
-    }
-    let parts: Vec<Array> = items
-        .iter()
-        .map(|x| asarray(x, None, None, None).map(|a| a.0))
-        .collect::<PyResult<_>>()?;
+    let parts: Vec<Array> = items.iter().map(array_arg).collect::<PyResult<_>>()?;
     let dtype = parts
         .iter()
         .map(Array::dtype)

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 
 /// The key a Python argument holds: a uint32 array of shape (2,).
 fn key_arg(key: &Bound<'_, PyAny>) -> PyResult<Key> {
-    let a = crate::asarray(key, None, None, None)?.0;
+    let a = crate::array_arg(key)?;
     if a.dtype() != DType::U32 || a.shape() != [2] {
         return Err(PyTypeError::new_err(format!(
             "a random key is a uint32 array of shape (2,) (dlarray.random.key(seed), \

@@ -8,10 +8,6 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyTuple;
 
-fn array(x: &Bound<'_, PyAny>) -> PyResult<Array> {
-    Ok(crate::asarray(x, None, None, None)?.0)
-}
-
 macro_rules! ordering {
     ($($name:ident => $method:ident),*) => {$(
         /// The array API's form; `stable` is accepted and always holds (every sort here is).
@@ -134,7 +130,7 @@ fn isin(
     x2: &Bound<'_, PyAny>,
     invert: bool,
 ) -> PyResult<PyArray> {
-    let (a, b) = (array(x1)?, array(x2)?);
+    let (a, b) = (crate::array_arg(x1)?, crate::array_arg(x2)?);
     py.detach(|| a.isin(&b, invert)).map(PyArray).map_err(to_py)
 }
 
@@ -146,7 +142,7 @@ fn take(
     indices: &Bound<'_, PyAny>,
     axis: Option<isize>,
 ) -> PyResult<PyArray> {
-    let (a, i) = (x.0.clone(), array(indices)?);
+    let (a, i) = (x.0.clone(), crate::array_arg(indices)?);
     py.detach(|| a.take(&i, axis)).map(PyArray).map_err(to_py)
 }
 
@@ -158,7 +154,7 @@ fn take_along_axis(
     indices: &Bound<'_, PyAny>,
     axis: isize,
 ) -> PyResult<PyArray> {
-    let (a, i) = (x.0.clone(), array(indices)?);
+    let (a, i) = (x.0.clone(), crate::array_arg(indices)?);
     py.detach(|| a.take_along_axis(&i, axis))
         .map(PyArray)
         .map_err(to_py)

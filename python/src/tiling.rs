@@ -6,10 +6,6 @@ use dlarray::Array;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-fn array(x: &Bound<'_, PyAny>) -> PyResult<Array> {
-    Ok(crate::asarray(x, None, None, None)?.0)
-}
-
 #[pyfunction]
 #[pyo3(signature = (x, repetitions, /))]
 fn tile(py: Python<'_>, x: PyRef<'_, PyArray>, repetitions: Vec<usize>) -> PyResult<PyArray> {
@@ -33,7 +29,7 @@ fn repeat(
         let a = x.0.clone();
         return py.detach(|| a.repeat(n, axis)).map(PyArray).map_err(to_py);
     }
-    let r = array(repeats)?;
+    let r = crate::array_arg(repeats)?;
     if !r.dtype().is_integer() || r.ndim() > 1 {
         return Err(PyTypeError::new_err(
             "repeat: repeats is an integer or a 1-D integer array",
@@ -107,8 +103,8 @@ fn diff(
     append: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
     let (pre, app) = (
-        prepend.map(array).transpose()?,
-        append.map(array).transpose()?,
+        prepend.map(crate::array_arg).transpose()?,
+        append.map(crate::array_arg).transpose()?,
     );
     let a = x.0.clone();
     py.detach(|| a.diff(n, axis, pre.as_ref(), app.as_ref()))
