@@ -70,10 +70,6 @@ fn item(k: &Bound<'_, PyAny>) -> PyResult<Item> {
     )))
 }
 
-fn py(e: dlarray::Error) -> PyErr {
-    crate::to_py(e)
-}
-
 /// Masks become integer indices (one array per masked axis, from `nonzero`); a 0-d mask is a
 /// new axis of length 1 (True) or 0 (False).
 fn expand_masks(items: Vec<Item>) -> PyResult<Vec<Item>> {
@@ -81,13 +77,15 @@ fn expand_masks(items: Vec<Item>) -> PyResult<Vec<Item>> {
     for it in items {
         match it {
             Item::Mask(m) if m.ndim() == 0 => {
-                let keep = m.to_vec::<bool>().map_err(py)?[0];
+                let keep = m.to_vec::<bool>().map_err(crate::to_py)?[0];
                 let idx: Vec<i64> = if keep { vec![0] } else { vec![] };
                 let n = idx.len();
-                out.push(Item::MaskAxis(Array::from_vec(idx, &[n]).map_err(py)?));
+                out.push(Item::MaskAxis(
+                    Array::from_vec(idx, &[n]).map_err(crate::to_py)?,
+                ));
             }
             Item::Mask(m) => {
-                for ix in m.nonzero().map_err(py)? {
+                for ix in m.nonzero().map_err(crate::to_py)? {
                     out.push(Item::Ints(ix));
                 }
             }
@@ -175,7 +173,7 @@ pub(crate) fn get(a: &Array, key: &Bound<'_, PyAny>) -> PyResult<Array> {
         shape.push(n as isize);
         flat.push(Item::Range(Slice::full()));
     }
-    let base = a.reshape(&shape).map_err(py)?;
+    let base = a.reshape(&shape).map_err(crate::to_py)?;
     let advanced = flat.iter().any(|i| matches!(i, Item::Ints(_)));
     if !advanced {
         return basic(&base, &flat);
@@ -197,10 +195,10 @@ fn basic(a: &Array, items: &[Item]) -> PyResult<Array> {
             _ => slices.push(Slice::full()),
         }
     }
-    let mut out = a.slice(&slices).map_err(py)?;
+    let mut out = a.slice(&slices).map_err(crate::to_py)?;
     // Last axis first, so the earlier axes keep their numbers.
     for &(axis, j) in picks.iter().rev() {
-        out = out.index_axis(axis as isize, j).map_err(py)?;
+        out = out.index_axis(axis as isize, j).map_err(crate::to_py)?;
     }
     Ok(out)
 }
@@ -227,7 +225,7 @@ fn gather(a: &Array, items: Vec<Item>) -> PyResult<Array> {
             _ => Slice::full(),
         })
         .collect();
-    let x = a.slice(&slices).map_err(py)?;
+    let x = a.slice(&slices).map_err(crate::to_py)?;
     let mut adv_axes = Vec::new();
     let mut adv: Vec<Array> = Vec::new();
     for (axis, it) in items.into_iter().enumerate() {
@@ -238,7 +236,7 @@ fn gather(a: &Array, items: Vec<Item>) -> PyResult<Array> {
             }
             Item::Index(i) => {
                 adv_axes.push(axis);
-                adv.push(Array::from_vec(vec![i as i64], &[]).map_err(py)?);
+                adv.push(Array::from_vec(vec![i as i64], &[]).map_err(crate::to_py)?);
             }
             _ => {}
         }
@@ -267,7 +265,7 @@ fn gather(a: &Array, items: Vec<Item>) -> PyResult<Array> {
             .broadcast_to(&b_shape)
             .and_then(|b| b.astype(DType::I64))
             .and_then(|b| b.to_vec::<i64>())
-            .map_err(py)?;
+            .map_err(crate::to_py)?;
         for (f, &i) in flat.iter_mut().zip(&v) {
             *f += checked(i as isize, axis, n)? as i64 * stride;
         }
@@ -281,12 +279,12 @@ fn gather(a: &Array, items: Vec<Item>) -> PyResult<Array> {
     let moved = x
         .permute(&perm)
         .and_then(|m| m.reshape(&merged))
-        .map_err(py)?;
-    let idx = Array::from_vec(flat, &[count]).map_err(py)?;
-    let taken = moved.take(&idx, Some(0)).map_err(py)?;
+        .map_err(crate::to_py)?;
+    let idx = Array::from_vec(flat, &[count]).map_err(crate::to_py)?;
+    let taken = moved.take(&idx, Some(0)).map_err(crate::to_py)?;
     let mut out_shape: Vec<isize> = b_shape.iter().map(|&n| n as isize).collect();
     out_shape.extend(rest.iter().map(|&k| x.shape()[k] as isize));
-    let out = taken.reshape(&out_shape).map_err(py)?;
+    let out = taken.reshape(&out_shape).map_err(crate::to_py)?;
     let adjacent = adv_axes.windows(2).all(|w| w[1] == w[0] + 1);
     if !adjacent || adv_axes[0] == 0 {
         return Ok(out);
@@ -296,5 +294,5 @@ fn gather(a: &Array, items: Vec<Item>) -> PyResult<Array> {
     let before: Vec<usize> = (nb..nb + first).collect();
     let after: Vec<usize> = (nb + first..out.ndim()).collect();
     let order: Vec<usize> = before.into_iter().chain(0..nb).chain(after).collect();
-    out.permute(&order).map_err(py)
+    out.permute(&order).map_err(crate::to_py)
 }

@@ -343,21 +343,17 @@ impl Array {
     /// other operand is resharded to match.
     pub fn binary(&self, op: BinaryOp, other: &Array) -> Result<Array> {
         let common = DType::promote(self.dtype(), other.dtype());
-        let bits_ok = if op.is_shift() {
-            Some(common.is_integer())
-        } else if op.is_bitwise() {
-            Some(common.is_integer() || common == DType::Bool)
+        let expected = if op.is_shift() && !common.is_integer() {
+            Some("integer dtypes")
+        } else if op.is_bitwise() && !(common.is_integer() || common == DType::Bool) {
+            Some("integer or boolean dtypes")
         } else {
             None
         };
-        if bits_ok == Some(false) {
+        if let Some(expected) = expected {
             return Err(Error::DTypeMismatch {
                 op: op.name(),
-                expected: if op.is_shift() {
-                    "integer dtypes".into()
-                } else {
-                    "integer or boolean dtypes".into()
-                },
+                expected: expected.into(),
                 got: common,
             });
         }
