@@ -3,6 +3,7 @@
 # repeatable on a shared, noisy machine where wall-clock times of ~100 ns are not.
 #
 #   ./scripts/instructions.sh tiny_add      # one 8-element add through the whole runtime
+#   ./scripts/instructions.sh tiny_sum      # one sum of 1K f32 to a 0-d array
 #   ./scripts/instructions.sh dlpack_loop   # one DLPack export + import round trip
 #
 # Runs the example with N and 2N iterations and prints (count(2N) - count(N)) / N, which

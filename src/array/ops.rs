@@ -7,7 +7,7 @@ use super::{Array, Region, ShardData};
 use crate::backends::{BinaryOp, Device, MemoryKind, ReduceOp, TensorRef, UnaryOp};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
-use crate::layout::{Layout, broadcast_shapes, normalize_axis, same_shape};
+use crate::layout::{Dims, Layout, broadcast_shapes, normalize_axis, same_shape};
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -389,7 +389,7 @@ impl Array {
     /// reduced axis is split, else on the array gathered to its first device.
     pub fn reduce(&self, op: ReduceOp, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
         let nd = self.ndim();
-        let mut axes: Vec<usize> = match axes.into() {
+        let mut axes: Dims = match axes.into() {
             Axes::All => (0..nd).collect(),
             Axes::These(v) => v
                 .iter()
@@ -412,6 +412,28 @@ impl Array {
             ReduceOp::Sum | ReduceOp::Prod => self.on_devices(self.dtype().sum_dtype()),
             _ => self.dtype(),
         };
+        let keep = |k: usize| !axes.contains(&k);
+        let out_shape: Dims = (0..nd)
+            .filter_map(|k| {
+                if keep(k) {
+                    Some(self.shape()[k])
+                } else if keepdims {
+                    Some(1)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        // One device: the kernel's output is the whole result. The common case, and the
+        // general path below allocates a target list and a shard list per op.
+        if let (Some(s), Sharding::SingleDevice(..)) = (self.single(), self.sharding()) {
+            let buf = s
+                .device
+                .backend()
+                .reduce_as(op, s.tensor(self.dtype()), &axes, out)?;
+            let layout = Layout::contiguous_valid(&out_shape);
+            return Ok(Array::from_buffer(s.device.clone(), out, buf, layout));
+        }
         let x = self.clone();
         let split = x
             .shard_data()
@@ -423,18 +445,6 @@ impl Array {
         } else {
             x
         };
-        let keep = |k: usize| !axes.contains(&k);
-        let out_shape: Vec<usize> = (0..nd)
-            .filter_map(|k| {
-                if keep(k) {
-                    Some(x.shape()[k])
-                } else if keepdims {
-                    Some(1)
-                } else {
-                    None
-                }
-            })
-            .collect();
         let targets: Vec<Target> = x
             .shard_data()
             .iter()
