@@ -1,9 +1,12 @@
 //! Why the first large op after idle can run on one core: times a 1024x1024 f32 matmul right
 //! after the process slept for a while, with its CPU time, beside how long a parked thread
-//! takes to start running after the same sleep (no library involved).
+//! takes to start running after the same sleep (no library involved), and then the same
+//! question for a bare rayon pool: two 2 ms halves, when and where the second one starts.
 //!
-//! `cargo run --release --example idle_matmul`
+//! `cargo run --release --example idle_matmul` (`DLARRAY_PIN_THREADS=1` to compare pinned
+//! workers; the rayon table pins its own pool the same way then).
 use dlarray::{Array, DType};
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -83,5 +86,60 @@ fn main() -> dlarray::Result<()> {
             );
         }
     }
+    rayon_halves();
     Ok(())
+}
+
+fn busy(d: Duration) {
+    let t = Instant::now();
+    while t.elapsed() < d {
+        std::hint::spin_loop();
+    }
+}
+
+/// Two halves of 2 ms on a 2-thread rayon pool after each idle period: with the second
+/// worker placed well, both start within ~0.1 ms and the pair takes ~2 ms.
+fn rayon_halves() {
+    let pin = std::env::var("DLARRAY_PIN_THREADS").is_ok_and(|v| v == "1");
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .start_handler(move |i| {
+            #[cfg(target_os = "linux")]
+            if pin {
+                // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes bit i < 2.
+                unsafe {
+                    let mut set: libc::cpu_set_t = std::mem::zeroed();
+                    libc::CPU_SET(i, &mut set);
+                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                }
+            }
+        })
+        .build()
+        .expect("a 2-thread pool");
+    let epoch = Instant::now();
+    println!("\nbare rayon, 2 threads, pinned: {pin}");
+    println!("idle_ms  second_half_starts_us  same_thread  total_us");
+    for idle in [0u64, 20, 100, 500] {
+        for _ in 0..3 {
+            std::thread::sleep(Duration::from_millis(idle));
+            let t0 = epoch.elapsed();
+            let starts: Vec<(Option<usize>, Duration)> = pool.install(|| {
+                (0..2)
+                    .into_par_iter()
+                    .map(|_| {
+                        let s = epoch.elapsed() - t0;
+                        busy(Duration::from_millis(2));
+                        (rayon::current_thread_index(), s)
+                    })
+                    .collect()
+            });
+            let total = epoch.elapsed() - t0;
+            println!(
+                "{idle:7}  {:21.0}  {:11}  {:8.0}",
+                starts[1].1.as_secs_f64() * 1e6,
+                starts[0].0 == starts[1].0,
+                total.as_secs_f64() * 1e6
+            );
+        }
+    }
 }

@@ -27,5 +27,9 @@ echo "== NumPy and PyTorch: python/bench/numeric_peers.py" >&2
 # OpenBLAS's SkylakeX kernel, not the Haswell one OPENBLAS_CORETYPE may force.
 env -u OPENBLAS_CORETYPE .venv/bin/python python/bench/numeric_peers.py --json "$out/py_peers.json" \
   >"$out/py_peers.txt"
+echo "== the first matmul after idle: examples/idle_matmul.rs, default and pinned" >&2
+cargo build --release -q --example idle_matmul
+DLARRAY_BACKENDS=cpu target/release/examples/idle_matmul >"$out/idle_default.txt"
+DLARRAY_BACKENDS=cpu DLARRAY_PIN_THREADS=1 target/release/examples/idle_matmul >"$out/idle_pinned.txt"
 .venv/bin/python scripts/benchmarks_report.py "$out" >docs/benchmarks.md
 echo "wrote docs/benchmarks.md and docs/bench.svg" >&2

@@ -107,3 +107,29 @@ print("- tpu is the host emulation: the same host kernels behind a device bounda
 print("  memory has no DLPack device, so its exports are host copies.")
 print("- wgpu here is Mesa's lavapipe, a CPU Vulkan driver: its numbers say what the runtime costs,")
 print("  not what a GPU does; every export is the host-copy fallback.")
+
+print()
+print("## The first large op after idle\n")
+print("`examples/idle_matmul.rs` sleeps, then times one matmul f32 1024x1024 with the process's")
+print("CPU time (cpu/wall near 2 means both cores worked); then a bare rayon pool runs two 2 ms")
+print("halves after the same sleeps. First the default, then `DLARRAY_PIN_THREADS=1`.\n")
+for name in ("idle_default.txt", "idle_pinned.txt"):
+    try:
+        text = open(os.path.join(out, name)).read().rstrip()
+    except OSError:
+        continue
+    label = "pinned workers" if "pinned" in name else "default (unpinned)"
+    print(f"{label}:\n")
+    print("```")
+    print(text)
+    print("```\n")
+print("After 100 ms or more without work, an unpinned pool often runs the op on one core: the")
+print("second half of the bare rayon job starts only when the first ends (~2,000 us), on the same")
+print("thread or on a worker that could not run meanwhile. A parked thread woken by a spinning")
+print("one runs within ~20 us, so waking is not slow; placement is. The guest kernel queues the")
+print("woken worker on the busy CPU because it sees the halted vCPU as preempted by the host")
+print("(`vcpu_is_preempted`), and only a later load balance moves it. candle and any rayon user")
+print("share this; OpenBLAS avoids it by keeping its workers spinning. Workers pinned one per")
+print("allowed CPU (`DLARRAY_PIN_THREADS=1`) run on their own vCPU, which the wake brings back")
+print("in ~50-300 us. Pinning is opt-in: a worker pinned to the CPU the calling thread is on")
+print("cannot help that caller, where the scheduler would have moved it.")

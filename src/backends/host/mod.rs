@@ -3,6 +3,7 @@
 //! thread pool, so devices are independent allocation and execution domains and a sharded
 //! array's shards really run side by side.
 
+mod affinity;
 mod buffer;
 mod cast;
 mod complex_edges;
@@ -123,15 +124,27 @@ impl HostBackend {
             return Err("a host backend needs at least one memory kind".into());
         }
         let max_alloc = physical_memory();
+        let cpus: Arc<[usize]> = if affinity::requested() {
+            affinity::allowed_cpus().into()
+        } else {
+            Arc::new([])
+        };
         let mut devices = Vec::with_capacity(config.device_count);
         for index in 0..config.device_count {
             let threads = config.threads_per_device.max(1);
             let name = format!("{}:{index}", config.name);
+            let cpus = cpus.clone();
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .thread_name({
                     let name = name.clone();
                     move |i| format!("{name}-{i}")
+                })
+                // Devices take consecutive CPUs, as they take consecutive shares of the cores.
+                .start_handler(move |i| {
+                    if !cpus.is_empty() {
+                        affinity::pin_current_thread(cpus[(index * threads + i) % cpus.len()]);
+                    }
                 })
                 .build()
                 .map_err(|e| format!("cannot start threads for {name}: {e}"))?;
