@@ -43,7 +43,8 @@ for l in sys.stdin:
         print(m["executable"])')
   strip -o .devbin/gpu_cuda "$gpu_tests"
   rm -f .devbin/*.whl
-  (cd python && ../.venv/bin/maturin build --release --strip -q -o ../.devbin)
+  # abi3: the lent machine's Python may differ from this one.
+  (cd python && ../.venv/bin/maturin build --release --strip -q --features abi3 -o ../.devbin)
   du -sh .devbin/*
 }
 

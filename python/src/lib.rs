@@ -4,6 +4,7 @@
 mod array;
 mod capsule;
 mod convert;
+mod dlpack_method;
 mod dtype_arg;
 mod exchange;
 mod extras;
@@ -396,6 +397,7 @@ pub(crate) fn asarray(
 #[pymodule(name = "dlarray")]
 fn dlarray_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyArray>()?;
+    dlpack_method::install(m.py())?;
     m.py()
         .get_type::<PyArray>()
         .setattr("__dlpack_c_exchange_api__", exchange::capsule(m.py())?)?;

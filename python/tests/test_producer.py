@@ -171,3 +171,30 @@ def test_copy_false_to_another_device_is_a_value_error():
     hbm = dlarray.asarray([1.0, 2.0]).to_device(tpu)
     with pytest.raises((ValueError, BufferError)):
         hbm.__dlpack__(dl_device=(1, 0), copy=False)
+
+
+def test_dlpack_arguments_are_checked_like_a_python_signature():
+    import inspect
+
+    a = dlarray.asarray([1.0, 2.0])
+    sig = inspect.signature(dlarray.Array.__dlpack__)
+    assert list(sig.parameters) == ["self", "stream", "max_version", "dl_device", "copy"]
+    assert all(p.default is None for n, p in sig.parameters.items() if n != "self")
+    # Keywords given as non-interned strings (as C callers such as NumPy build them).
+    kw = {"".join(["max_", "version"]): (1, 0), "".join(["co", "py"]): None}
+    assert capsule_name(a.__dlpack__(**kw)) == "dltensor_versioned"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'foo'"):
+        a.__dlpack__(foo=1)
+    with pytest.raises(TypeError, match="takes 0 positional arguments but 1 were given"):
+        a.__dlpack__(None)
+    with pytest.raises(TypeError, match="argument 'max_version'"):
+        a.__dlpack__(max_version="1.0")
+    with pytest.raises(TypeError, match="argument 'copy'"):
+        a.__dlpack__(copy=3)
+    with pytest.raises(TypeError, match="argument 'dl_device'"):
+        a.__dlpack__(dl_device=1)
+    with pytest.raises(TypeError, match="stream must be an int or None"):
+        a.__dlpack__(stream="s")
+    with pytest.raises(TypeError):
+        dlarray.Array.__dlpack__(np.zeros(2))
+    np.testing.assert_array_equal(np.from_dlpack(a), [1.0, 2.0])

@@ -1,0 +1,143 @@
+//! `Array.__dlpack__` as a hand-written `METH_FASTCALL | METH_KEYWORDS` method.
+//!
+//! Every `np.from_dlpack(x)`, `torch.from_dlpack(x)` and `jax.dlpack.from_dlpack(x)` calls
+//! it with keywords (NumPy passes `dl_device`, `copy` and `max_version`). pyo3's generated
+//! parser turns each keyword name into UTF-8 and compares it with every parameter name:
+//! `np.from_dlpack(array)` took 276 ns with it and 246 ns with this (NumPy's own arrays:
+//! 204 ns). Here a keyword name is matched by pointer against interned names first (Python
+//! interns the names at call sites), and by value only when that fails. The export itself is
+//! [`PyArray::export_capsule`].
+
+use crate::array::PyArray;
+use pyo3::exceptions::{PySystemError, PyTypeError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyString, PyTuple};
+use std::ffi::CStr;
+
+/// The keyword parameters, in the order `names()` lists them.
+const PARAMS: [&CStr; 4] = [c"stream", c"max_version", c"dl_device", c"copy"];
+
+const DOC: &CStr =
+    c"__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)
+--
+
+Exports this array as a DLPack capsule (the array API's __dlpack__): in place where the
+consumer can read the memory, else a copy flagged IS_COPIED (or JAX's BufferError under the
+strict policy). max_version=(1, x) gives a versioned capsule.";
+
+/// Interned parameter names, made once per process.
+fn names(py: Python<'_>) -> &'static [Py<PyString>; 4] {
+    static NAMES: pyo3::sync::PyOnceLock<[Py<PyString>; 4]> = pyo3::sync::PyOnceLock::new();
+    NAMES.get_or_init(py, || {
+        PARAMS.map(|n| PyString::intern(py, n.to_str().expect("ASCII")).unbind())
+    })
+}
+
+/// Which parameter the keyword `name` is (by pointer first, then by value).
+fn param_index(py: Python<'_>, name: &Bound<'_, PyAny>) -> PyResult<usize> {
+    if let Some(i) = names(py).iter().position(|n| n.as_ptr() == name.as_ptr()) {
+        return Ok(i);
+    }
+    let s = name.cast::<PyString>()?.to_cow()?;
+    PARAMS
+        .iter()
+        .position(|p| p.to_bytes() == s.as_bytes())
+        .ok_or_else(|| {
+            PyTypeError::new_err(format!(
+                "__dlpack__() got an unexpected keyword argument '{s}'"
+            ))
+        })
+}
+
+fn param_name(i: usize) -> &'static str {
+    PARAMS[i].to_str().unwrap_or("?")
+}
+
+fn call(
+    py: Python<'_>,
+    slf: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> PyResult<Py<PyAny>> {
+    if nargs != 0 {
+        return Err(PyTypeError::new_err(format!(
+            "__dlpack__() takes 0 positional arguments but {nargs} were given"
+        )));
+    }
+    // SAFETY: Python calls a method with its live `self`, borrowed for the call.
+    let this = unsafe { Bound::from_borrowed_ptr(py, slf) };
+    let this = this.cast::<PyArray>()?;
+    let mut values: [Option<Bound<'_, PyAny>>; 4] = [None, None, None, None];
+    if !kwnames.is_null() {
+        // SAFETY: for METH_FASTCALL | METH_KEYWORDS, `kwnames` is a tuple of the keyword
+        // names (or NULL) and args[nargs..nargs + len(kwnames)] hold their values, borrowed.
+        let kwnames = unsafe { Bound::from_borrowed_ptr(py, kwnames) };
+        for (k, name) in kwnames.cast::<PyTuple>()?.iter().enumerate() {
+            let i = param_index(py, &name)?;
+            // SAFETY: as above: `k < len(kwnames)` and `nargs` is 0.
+            let value = unsafe { Bound::from_borrowed_ptr(py, *args.add(k)) };
+            if values[i].replace(value).is_some() {
+                return Err(PyTypeError::new_err(format!(
+                    "__dlpack__() got multiple values for argument '{}'",
+                    param_name(i)
+                )));
+            }
+        }
+    }
+    let arg = |i: usize| values[i].as_ref().filter(|v| !v.is_none());
+    let typed = |i: usize| {
+        move |e: PyErr| {
+            let why = e.value(py).to_string();
+            PyTypeError::new_err(format!("__dlpack__() argument '{}': {why}", param_name(i)))
+        }
+    };
+    let max_version = arg(1).map(|v| v.extract()).transpose().map_err(typed(1))?;
+    let dl_device = arg(2).map(|v| v.extract()).transpose().map_err(typed(2))?;
+    let copy = arg(3).map(|v| v.extract()).transpose().map_err(typed(3))?;
+    this.get()
+        .export_capsule(py, arg(0), max_version, dl_device, copy)
+}
+
+unsafe extern "C" fn dlpack_fastcall(
+    slf: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls methods of this (GIL-only) module with the GIL held.
+    let py = unsafe { Python::assume_attached() };
+    // No panic may unwind into Python's C code.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        call(py, slf, args, nargs, kwnames)
+    }))
+    .unwrap_or_else(|_| Err(PySystemError::new_err("__dlpack__ panicked")));
+    match result {
+        Ok(capsule) => capsule.into_ptr(),
+        Err(e) => {
+            e.restore(py);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// Puts the method on `Array` (which defines no other `__dlpack__`).
+pub fn install(py: Python<'_>) -> PyResult<()> {
+    let def = Box::leak(Box::new(ffi::PyMethodDef {
+        ml_name: c"__dlpack__".as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer {
+            PyCFunctionFastWithKeywords: dlpack_fastcall,
+        },
+        ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
+        ml_doc: DOC.as_ptr(),
+    }));
+    let ty = py.get_type::<PyArray>();
+    // SAFETY: `ty` is a live type object and `def` lives for the rest of the process (leaked
+    // once, as PyDescr_NewMethod requires); the result is a new reference or NULL.
+    let descr = unsafe {
+        let p = ffi::PyDescr_NewMethod(ty.as_type_ptr(), def);
+        Bound::from_owned_ptr_or_err(py, p)?
+    };
+    ty.setattr("__dlpack__", descr)
+}
