@@ -27,6 +27,9 @@ echo "== NumPy and PyTorch: python/bench/numeric_peers.py" >&2
 # OpenBLAS's SkylakeX kernel, not the Haswell one OPENBLAS_CORETYPE may force.
 env -u OPENBLAS_CORETYPE .venv/bin/python python/bench/numeric_peers.py --json "$out/py_peers.json" \
   >"$out/py_peers.txt"
+echo "== Python DLPack against NumPy: python/bench/dlpack_bench.py --numpy-ratios" >&2
+(cd python && VIRTUAL_ENV="$PWD/../.venv" PATH="$PWD/../.venv/bin:$PATH" maturin develop -q --release)
+.venv/bin/python python/bench/dlpack_bench.py --numpy-ratios >"$out/py_dlpack.txt"
 echo "== the first matmul after idle: examples/idle_matmul.rs, default and pinned" >&2
 cargo build --release -q --example idle_matmul
 DLARRAY_BACKENDS=cpu target/release/examples/idle_matmul >"$out/idle_default.txt"

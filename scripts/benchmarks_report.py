@@ -109,6 +109,14 @@ print("- wgpu here is Mesa's lavapipe, a CPU Vulkan driver: its numbers say what
 print("  not what a GPU does; every export is the host-copy fallback.")
 
 print()
+print("## Python DLPack against NumPy\n")
+print("`python/bench/dlpack_bench.py --numpy-ratios` (release module, 256 float32):\n")
+try:
+    py_dlpack = open(os.path.join(out, "py_dlpack.txt")).read().rstrip()
+    print(f"```\n{py_dlpack}\n```")
+except OSError:
+    print("(not measured in this sitting)")
+print()
 print("## The first large op after idle\n")
 print("`examples/idle_matmul.rs` sleeps, then times one matmul f32 1024x1024 with the process's")
 print("CPU time (cpu/wall near 2 means both cores worked); then a bare rayon pool runs two 2 ms")
