@@ -454,4 +454,32 @@ mod tests {
         // SAFETY: the block holds HUGE_BLOCK + 1 writable bytes and is ours alone.
         unsafe { std::ptr::write_bytes(big.as_mut_ptr(), 7, HUGE_BLOCK + 1) };
     }
+
+    #[test]
+    fn small_blocks_move_between_threads_and_their_caches() {
+        let pool = HostPool::new("test:0".into(), 1 << 30, 1 << 20);
+        // More than one thread's cache holds: the rest go back to malloc.
+        let bufs: Vec<HostBuffer> = (0..40)
+            .map(|i| pool.alloc(64 * (i % 4 + 1), 0, MemoryKind::Device).unwrap())
+            .collect();
+        // Freed on a thread that then exits (its cache is freed with it).
+        std::thread::spawn(move || drop(bufs)).join().unwrap();
+        let again: Vec<HostBuffer> = (0..40)
+            .map(|_| {
+                let mut b = pool.alloc(200, 0, MemoryKind::Device).unwrap();
+                assert_eq!(b.as_ptr() as usize % HOST_ALIGN, 0);
+                // SAFETY: the block holds 200 writable bytes and is ours alone.
+                unsafe { std::ptr::write_bytes(b.as_mut_ptr(), 1, 200) };
+                b
+            })
+            .collect();
+        let freed: Vec<*const u8> = again.iter().map(|b| b.as_ptr()).collect();
+        drop(again);
+        // This thread's cache hands one of its own blocks back for the same class.
+        let b = pool.alloc(250, 0, MemoryKind::Device).unwrap();
+        assert!(
+            freed.contains(&b.as_ptr()),
+            "a block this thread freed is reused"
+        );
+    }
 }
