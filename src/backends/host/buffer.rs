@@ -458,7 +458,7 @@ mod tests {
     #[test]
     fn small_blocks_move_between_threads_and_their_caches() {
         let pool = HostPool::new("test:0".into(), 1 << 30, 1 << 20);
-        // More than one thread's cache holds: the rest go back to malloc.
+        // More than one thread's cache holds: the rest go back to the pool.
         let bufs: Vec<HostBuffer> = (0..40)
             .map(|i| pool.alloc(64 * (i % 4 + 1), 0, MemoryKind::Device).unwrap())
             .collect();
