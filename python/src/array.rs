@@ -37,6 +37,51 @@ fn operand(this: &Array, other: &Bound<'_, PyAny>) -> PyResult<Array> {
 }
 
 impl PyArray {
+    /// `__dlpack__`'s work once its arguments are parsed (by `dlpack_method`, which defines
+    /// the method itself).
+    pub(crate) fn export_capsule(
+        &self,
+        py: Python<'_>,
+        stream: Option<&Bound<'_, PyAny>>,
+        max_version: Option<(u32, u32)>,
+        dl_device: Option<(i32, i32)>,
+        copy: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
+        let stream = match stream {
+            None => None,
+            Some(s) => Some(
+                s.extract::<i64>()
+                    .map_err(|_| PyTypeError::new_err("stream must be an int or None"))?,
+            ),
+        };
+        let options = ExportOptions {
+            max_version,
+            dl_device: dl_device.map(|(t, id)| DLDevice {
+                device_type: DLDeviceType(t),
+                device_id: id,
+            }),
+            copy,
+            stream: stream.into(),
+            policy: None,
+        };
+        // An in-place export of CPU memory takes ~100 ns and waits for nothing: releasing the
+        // GIL would cost as much. Everything else (a copy, or memory of a device whose queued
+        // work the export may wait for) runs with the GIL released.
+        let in_place = dl_device.is_none()
+            && copy != Some(true)
+            && self
+                .0
+                .dlpack_device()
+                .is_ok_and(|d| d.device_type == DLDeviceType::kDLCPU);
+        let t = if in_place {
+            self.0.to_dlpack_with(options)
+        } else {
+            py.detach(|| self.0.to_dlpack_with(options))
+        }
+        .map_err(to_py)?;
+        crate::capsule::new_capsule(py, t.into_raw())
+    }
+
     /// A reduction of this array over `axis=None | int | sequence`, without the GIL.
     fn reduced(
         &self,
@@ -648,52 +693,5 @@ fn nested(
                 .collect::<PyResult<Vec<_>>>()?;
             Ok(pyo3::types::PyList::new(py, items)?.into_any().unbind())
         }
-    }
-}
-
-impl PyArray {
-    /// `__dlpack__`'s work once its arguments are parsed (by `dlpack_method`, which defines
-    /// the method itself).
-    pub(crate) fn export_capsule(
-        &self,
-        py: Python<'_>,
-        stream: Option<&Bound<'_, PyAny>>,
-        max_version: Option<(u32, u32)>,
-        dl_device: Option<(i32, i32)>,
-        copy: Option<bool>,
-    ) -> PyResult<Py<PyAny>> {
-        let stream = match stream {
-            None => None,
-            Some(s) => Some(
-                s.extract::<i64>()
-                    .map_err(|_| PyTypeError::new_err("stream must be an int or None"))?,
-            ),
-        };
-        let options = ExportOptions {
-            max_version,
-            dl_device: dl_device.map(|(t, id)| DLDevice {
-                device_type: DLDeviceType(t),
-                device_id: id,
-            }),
-            copy,
-            stream: stream.into(),
-            policy: None,
-        };
-        // An in-place export of CPU memory takes ~100 ns and waits for nothing: releasing the
-        // GIL would cost as much. Everything else (a copy, or memory of a device whose queued
-        // work the export may wait for) runs with the GIL released.
-        let in_place = dl_device.is_none()
-            && copy != Some(true)
-            && self
-                .0
-                .dlpack_device()
-                .is_ok_and(|d| d.device_type == DLDeviceType::kDLCPU);
-        let t = if in_place {
-            self.0.to_dlpack_with(options)
-        } else {
-            py.detach(|| self.0.to_dlpack_with(options))
-        }
-        .map_err(to_py)?;
-        crate::capsule::new_capsule(py, t.into_raw())
     }
 }

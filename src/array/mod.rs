@@ -402,6 +402,13 @@ impl Array {
     pub fn is_single_device(&self) -> bool {
         self.0.shards.len() == 1
     }
+    /// Whether the sharding is `SingleDevice`, without building one left unset (those are).
+    pub(crate) fn has_single_device_sharding(&self) -> bool {
+        self.0
+            .sharding
+            .get()
+            .is_none_or(|s| matches!(s, Sharding::SingleDevice(..)))
+    }
 
     /// Each device's part, with the global slice it holds.
     pub fn addressable_shards(&self) -> Vec<Shard> {

@@ -426,7 +426,7 @@ impl Array {
             .collect();
         // One device: the kernel's output is the whole result. The common case, and the
         // general path below allocates a target list and a shard list per op.
-        if let (Some(s), Sharding::SingleDevice(..)) = (self.single(), self.sharding()) {
+        if let Some(s) = self.single().filter(|_| self.has_single_device_sharding()) {
             let buf = s
                 .device
                 .backend()
