@@ -110,7 +110,7 @@ impl Array {
         self,
         accept: &dyn Fn(&(dyn Any + Send + Sync), *const u8, &Layout) -> bool,
     ) -> std::result::Result<Owner, Array> {
-        let mut inner = match Arc::try_unwrap(self.0) {
+        let mut inner = match super::RcInner::try_unwrap(self.0) {
             Ok(inner) => inner,
             Err(shared) => return Err(Array(shared)),
         };
@@ -122,7 +122,7 @@ impl Array {
             }),
             _ => None,
         };
-        taken.ok_or_else(|| Array(Arc::new(inner)))
+        taken.ok_or_else(|| Array(super::RcInner::new(inner)))
     }
 }
 

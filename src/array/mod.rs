@@ -133,7 +133,12 @@ struct Inner {
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
-pub struct Array(Arc<Inner>);
+pub struct Array(RcInner);
+
+/// The array's shared state, counted without a weak count (`triomphe`): nothing takes a weak
+/// reference to an array, and std's `Arc` pays a second atomic update for its weak count when
+/// the last reference goes (~7 ns here, a sixteenth of an 8-element add).
+type RcInner = triomphe::Arc<Inner>;
 
 /// One device's part of an array, as `addressable_shards()` returns it.
 #[derive(Clone, Debug)]
@@ -173,7 +178,7 @@ impl Array {
         shards: impl Into<Shards>,
         read_only: bool,
     ) -> Array {
-        Array(Arc::new(Inner {
+        Array(RcInner::new(Inner {
             shape: SmallVec::from_slice(shape),
             dtype,
             sharding: OnceLock::from(sharding),
@@ -201,7 +206,7 @@ impl Array {
             buffer,
             layout,
         });
-        Array(Arc::new(Inner {
+        Array(RcInner::new(Inner {
             shape,
             dtype,
             sharding: OnceLock::new(),
@@ -538,7 +543,7 @@ impl Array {
         if self.0.read_only == read_only {
             return self;
         }
-        if let Some(inner) = Arc::get_mut(&mut self.0) {
+        if let Some(inner) = RcInner::get_mut(&mut self.0) {
             inner.read_only = read_only;
             return self;
         }

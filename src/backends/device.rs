@@ -59,8 +59,14 @@ pub struct DeviceDesc {
 }
 
 /// A device: cheap to clone, compared by name (`backend:index`).
+///
+/// Devices are made only by the registry, once per backend, and the registry never lets one
+/// go (no backend is unregistered): so a `Device` is a plain reference to an entry that lives
+/// as long as the program, and cloning or dropping one touches no reference count. Every op
+/// result holds one, and the two atomic updates of a counted reference were ~10 % of an
+/// 8-element add here (an uncontended atomic add costs ~7 ns on this machine).
 #[derive(Clone)]
-pub struct Device(Arc<DeviceInner>);
+pub struct Device(&'static DeviceInner);
 
 struct DeviceInner {
     backend: Arc<dyn Backend>,
@@ -74,6 +80,8 @@ struct DeviceInner {
 }
 
 impl Device {
+    /// A new device, never freed (see the type's note): only the registry calls this, once
+    /// per device it keeps.
     pub(crate) fn new(backend: Arc<dyn Backend>, desc: DeviceDesc) -> Device {
         let name = format!("{}:{}", backend.name(), desc.index);
         let platform_version = backend.device_platform_version(desc.index);
@@ -81,13 +89,13 @@ impl Device {
         for &k in &desc.memory_kinds {
             dlpack[k as usize] = backend.dlpack_capability(desc.index, k);
         }
-        Device(Arc::new(DeviceInner {
+        Device(Box::leak(Box::new(DeviceInner {
             backend,
             desc,
             name,
             platform_version,
             dlpack,
-        }))
+        })))
     }
     /// `backend:index`, e.g. `cpu:0`, `tpu:3`.
     pub fn name(&self) -> &str {
@@ -148,7 +156,7 @@ impl Device {
 
 impl PartialEq for Device {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.0.name == other.0.name
+        std::ptr::eq(self.0, other.0) || self.0.name == other.0.name
     }
 }
 impl Eq for Device {}

@@ -285,13 +285,20 @@ pub fn register_backend(backend: Arc<dyn Backend>) -> Result<Vec<Device>> {
     {
         return Err(taken());
     }
+    let registered = |users: &[Slot]| users.iter().any(|u| u.status.name == name);
+    // Checked before the devices are made, as a device is never freed (see `Device`); only
+    // two threads registering one name at once can leave the loser's devices behind. The
+    // backend's own calls run outside the lock: they may ask the registry for devices.
+    if registered(&users().read().unwrap_or_else(|e| e.into_inner())) {
+        return Err(taken());
+    }
     let devices: Vec<Device> = backend
         .devices()
         .into_iter()
         .map(|d| Device::new(backend.clone(), d))
         .collect();
     let mut users = users().write().unwrap_or_else(|e| e.into_inner());
-    if users.iter().any(|u| u.status.name == name) {
+    if registered(&users) {
         return Err(taken());
     }
     users.push(Slot {

@@ -2,7 +2,8 @@
 //!
 //! Freshly `malloc`ed pages fault on first touch; for the large temporaries of array code that
 //! halves throughput (ndarray's `&a + &b` pays it on every call). Like PyTorch's caching
-//! allocator, each device keeps released blocks by size class and hands them out again.
+//! allocator, each device keeps released blocks by size class and hands them out again;
+//! blocks of at most 4 KiB go to caches all host pools share instead (see `small`).
 //!
 //! Large blocks are 2 MiB aligned and, on Linux, asked to be backed by transparent huge pages
 //! (as NumPy does from 4 MiB): a streaming kernel over 4 KiB pages walks the page tables every
@@ -170,14 +171,17 @@ impl HostPool {
             ));
         }
         let class = size_class(len).ok_or_else(|| self.oom(len, "size overflows"))?;
-        let cached = local::take(class).or_else(|| {
+        let small = small::holds(class);
+        let cached = if small {
+            small::take(class)
+        } else {
             let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
             let block = cache.blocks.get_mut(&class).and_then(Vec::pop);
             if block.is_some() {
                 cache.bytes -= class;
             }
             block.map(|Block(p)| p)
-        });
+        };
         let ptr = match cached {
             Some(p) => p,
             None => {
@@ -197,14 +201,12 @@ impl HostPool {
             class,
             device,
             kind,
-            pool: self.clone(),
+            // A small block goes back to the caches every pool shares (see `small`).
+            pool: (!small).then(|| self.clone()),
         })
     }
 
     fn release(&self, ptr: NonNull<u8>, class: usize) {
-        if local::put(ptr, class) {
-            return;
-        }
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if cache.bytes + class <= self.max_cached {
             cache.bytes += class;
@@ -227,22 +229,34 @@ impl HostPool {
     }
 }
 
-/// A per-thread front to every host pool for the smallest blocks, as glibc's tcache is to
-/// malloc: an op on a few elements frees its inputs' temporaries and allocates its result on
-/// the same thread, and the pool's lock (two uncontended round trips, ~28 ns here) was a sixth
-/// of an 8-element add. Blocks up to `MAX_CLASS` are all `HOST_ALIGN`-aligned heap blocks of
-/// their class, so any pool can hand out one another pool released. At most `SLOTS` blocks
-/// (64 KiB) wait per thread, outside the pool's `max_cached` count; a thread's blocks are
-/// freed when it exits.
-mod local {
-    use super::{HOST_ALIGN, free_block};
+/// The caches of the smallest blocks, shared by every host pool: a per-thread one in front
+/// (as glibc's tcache is to malloc), then one for the process. Blocks up to `MAX_CLASS` are
+/// all `HOST_ALIGN`-aligned heap blocks of their class, so any pool can hand out one another
+/// pool released, and a small buffer holds no reference to its pool: taking and dropping one
+/// was two atomic updates (~14 ns here) of an 8-element add, whose result is such a buffer.
+///
+/// An op on a few elements frees its inputs' temporaries and allocates its result on the
+/// same thread, and a pool's lock (two uncontended round trips, ~28 ns here) was a sixth of
+/// an 8-element add: the thread's own `SLOTS` blocks (64 KiB at most) serve it without one.
+/// Blocks freed on other threads, or more than a thread keeps, wait in the shared cache (at
+/// most `SHARED_BYTES`, outside every pool's `max_cached`). A thread's blocks are freed when
+/// it exits; the shared cache's when the process does.
+mod small {
+    use super::{Block, Cache, HOST_ALIGN, free_block};
     use std::cell::RefCell;
     use std::ptr::NonNull;
+    use std::sync::{LazyLock, Mutex};
 
-    /// Largest class kept per thread.
+    /// Largest class kept here.
     const MAX_CLASS: usize = 4096;
     const SLOTS: usize = 16;
+    const SHARED_BYTES: usize = 4 << 20;
     const _: () = assert!(MAX_CLASS <= super::SMALL_BLOCK && MAX_CLASS % HOST_ALIGN == 0);
+
+    /// Whether blocks of `class` are kept here rather than by their pool.
+    pub(super) fn holds(class: usize) -> bool {
+        class <= MAX_CLASS
+    }
 
     /// Free slots have class 0 (no block has it).
     struct Blocks([(usize, Option<NonNull<u8>>); SLOTS]);
@@ -261,13 +275,12 @@ mod local {
         static BLOCKS: RefCell<Blocks> = const { RefCell::new(Blocks([(0, None); SLOTS])) };
     }
 
-    /// A block of `class` this thread released, if one waits.
+    static SHARED: LazyLock<Mutex<Cache>> = LazyLock::new(Mutex::default);
+
+    /// A cached block of `class` (at most `MAX_CLASS`), if one waits.
     pub(super) fn take(class: usize) -> Option<NonNull<u8>> {
-        if class > MAX_CLASS {
-            return None;
-        }
-        // `try_with`: during the thread's teardown the cache is gone and the pool serves.
-        BLOCKS
+        // `try_with`: during the thread's teardown its cache is gone and the shared one serves.
+        let mine = BLOCKS
             .try_with(|b| {
                 let mut b = b.try_borrow_mut().ok()?;
                 let slot = b.0.iter_mut().find(|s| s.0 == class)?;
@@ -275,15 +288,19 @@ mod local {
                 slot.1.take()
             })
             .ok()
-            .flatten()
+            .flatten();
+        mine.or_else(|| {
+            let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+            let Block(p) = shared.blocks.get_mut(&class)?.pop()?;
+            shared.bytes -= class;
+            Some(p)
+        })
     }
 
-    /// Keeps `ptr` (a block of `class`) for this thread; false when it is not kept here.
-    pub(super) fn put(ptr: NonNull<u8>, class: usize) -> bool {
-        if class > MAX_CLASS {
-            return false;
-        }
-        BLOCKS
+    /// Keeps `ptr` (a block of `class`, at most `MAX_CLASS`), or frees it when the caches are
+    /// full.
+    pub(super) fn put(ptr: NonNull<u8>, class: usize) {
+        let kept = BLOCKS
             .try_with(|b| {
                 let Ok(mut b) = b.try_borrow_mut() else {
                     return false;
@@ -296,7 +313,18 @@ mod local {
                     None => false,
                 }
             })
-            .unwrap_or(false)
+            .unwrap_or(false);
+        if kept {
+            return;
+        }
+        let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        if shared.bytes + class <= SHARED_BYTES {
+            shared.bytes += class;
+            shared.blocks.entry(class).or_default().push(Block(ptr));
+            return;
+        }
+        drop(shared);
+        free_block(ptr, class);
     }
 }
 
@@ -324,7 +352,8 @@ pub struct HostBuffer {
     class: usize,
     device: usize,
     kind: MemoryKind,
-    pool: Arc<HostPool>,
+    /// The pool a large block goes back to; `None` for a small one (see `small`).
+    pool: Option<Arc<HostPool>>,
 }
 
 // SAFETY: the buffer uniquely owns its heap block. Its contents are written only while a
@@ -346,17 +375,27 @@ impl HostBuffer {
 
 impl Drop for HostBuffer {
     fn drop(&mut self) {
-        self.pool.release(self.ptr, self.class);
+        match &self.pool {
+            Some(pool) => pool.release(self.ptr, self.class),
+            None => small::put(self.ptr, self.class),
+        }
     }
 }
 
 impl fmt::Debug for HostBuffer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "HostBuffer({} bytes on {} {})",
-            self.len, self.pool.device_name, self.kind
-        )
+        match &self.pool {
+            Some(pool) => write!(
+                f,
+                "HostBuffer({} bytes on {} {})",
+                self.len, pool.device_name, self.kind
+            ),
+            None => write!(
+                f,
+                "HostBuffer({} bytes on host device {} {})",
+                self.len, self.device, self.kind
+            ),
+        }
     }
 }
 
@@ -458,7 +497,7 @@ mod tests {
     #[test]
     fn small_blocks_move_between_threads_and_their_caches() {
         let pool = HostPool::new("test:0".into(), 1 << 30, 1 << 20);
-        // More than one thread's cache holds: the rest go back to the pool.
+        // More than one thread's cache holds: the rest go to the shared cache.
         let bufs: Vec<HostBuffer> = (0..40)
             .map(|i| pool.alloc(64 * (i % 4 + 1), 0, MemoryKind::Device).unwrap())
             .collect();
