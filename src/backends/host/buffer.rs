@@ -521,4 +521,29 @@ mod tests {
             "a block this thread freed is reused"
         );
     }
+
+    #[test]
+    fn small_blocks_freed_on_one_thread_serve_another() {
+        let pool = HostPool::new("test:0".into(), 1 << 30, 1 << 20);
+        // An unusual size, so that no other test's blocks share the class.
+        let len = 4032 - 8;
+        let bufs: Vec<HostBuffer> = (0..40)
+            .map(|_| pool.alloc(len, 0, MemoryKind::Device).unwrap())
+            .collect();
+        let freed: Vec<usize> = bufs.iter().map(|b| b.as_ptr() as usize).collect();
+        // The freeing thread keeps some for itself (freed when it exits); the rest wait in
+        // the shared cache, where a thread with an empty cache of its own finds them.
+        std::thread::spawn(move || drop(bufs)).join().unwrap();
+        let got = std::thread::spawn(move || {
+            let b = pool.alloc(len, 0, MemoryKind::Device).unwrap();
+            assert!(b.pool.is_none(), "a small block holds no pool reference");
+            b.as_ptr() as usize
+        })
+        .join()
+        .unwrap();
+        assert!(
+            freed.contains(&got),
+            "a block from the shared cache is reused"
+        );
+    }
 }
