@@ -76,10 +76,33 @@ pub struct HostPool {
     cache: Mutex<Cache>,
 }
 
+/// Released blocks by size class, and their total size.
 #[derive(Default)]
 struct Cache {
     blocks: HashMap<usize, Vec<Block>, BuildHasherDefault<ClassHasher>>,
     bytes: usize,
+}
+
+impl Cache {
+    /// A cached block of `class`, if one waits.
+    fn take(&mut self, class: usize) -> Option<NonNull<u8>> {
+        let Block(p) = self.blocks.get_mut(&class)?.pop()?;
+        self.bytes -= class;
+        Some(p)
+    }
+
+    /// Keeps `ptr` (a block of `class`) while the cache stays within `max` bytes, else frees
+    /// it.
+    fn keep_or_free(cache: &Mutex<Cache>, max: usize, ptr: NonNull<u8>, class: usize) {
+        let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
+        if c.bytes + class <= max {
+            c.bytes += class;
+            c.blocks.entry(class).or_default().push(Block(ptr));
+            return;
+        }
+        drop(c);
+        free_block(ptr, class);
+    }
 }
 
 /// Hashes a size class with one multiply (Fibonacci hashing): the keys are trusted integers,
@@ -175,12 +198,10 @@ impl HostPool {
         let cached = if small {
             small::take(class)
         } else {
-            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            let block = cache.blocks.get_mut(&class).and_then(Vec::pop);
-            if block.is_some() {
-                cache.bytes -= class;
-            }
-            block.map(|Block(p)| p)
+            self.cache
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(class)
         };
         let ptr = match cached {
             Some(p) => p,
@@ -207,14 +228,7 @@ impl HostPool {
     }
 
     fn release(&self, ptr: NonNull<u8>, class: usize) {
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.bytes + class <= self.max_cached {
-            cache.bytes += class;
-            cache.blocks.entry(class).or_default().push(Block(ptr));
-            return;
-        }
-        drop(cache);
-        free_block(ptr, class);
+        Cache::keep_or_free(&self.cache, self.max_cached, ptr, class);
     }
 
     /// Frees every cached block.
@@ -242,7 +256,7 @@ impl HostPool {
 /// most `SHARED_BYTES`, outside every pool's `max_cached`). A thread's blocks are freed when
 /// it exits; the shared cache's when the process does.
 mod small {
-    use super::{Block, Cache, HOST_ALIGN, free_block};
+    use super::{Cache, HOST_ALIGN, free_block};
     use std::cell::RefCell;
     use std::ptr::NonNull;
     use std::sync::{LazyLock, Mutex};
@@ -289,12 +303,7 @@ mod small {
             })
             .ok()
             .flatten();
-        mine.or_else(|| {
-            let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
-            let Block(p) = shared.blocks.get_mut(&class)?.pop()?;
-            shared.bytes -= class;
-            Some(p)
-        })
+        mine.or_else(|| SHARED.lock().unwrap_or_else(|e| e.into_inner()).take(class))
     }
 
     /// Keeps `ptr` (a block of `class`, at most `MAX_CLASS`), or frees it when the caches are
@@ -314,17 +323,9 @@ mod small {
                 }
             })
             .unwrap_or(false);
-        if kept {
-            return;
+        if !kept {
+            Cache::keep_or_free(&SHARED, SHARED_BYTES, ptr, class);
         }
-        let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
-        if shared.bytes + class <= SHARED_BYTES {
-            shared.bytes += class;
-            shared.blocks.entry(class).or_default().push(Block(ptr));
-            return;
-        }
-        drop(shared);
-        free_block(ptr, class);
     }
 }
 
