@@ -224,6 +224,15 @@ impl Cell {
         }
     }
 
+    /// Waits for all work queued on the cell's devices (the peer too, for `d2d`) and
+    /// returns the first asynchronous error.
+    pub fn synchronize(&self) -> Result<()> {
+        for d in std::iter::once(&self.device).chain(self.peer.as_ref()) {
+            d.backend().synchronize(d.index())?;
+        }
+        Ok(())
+    }
+
     /// Whether this cell's DLPack export is the host-copy fallback rather than in place.
     pub fn copied(&self) -> bool {
         match self.op {
