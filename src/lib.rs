@@ -33,14 +33,15 @@ pub mod error;
 pub mod interop;
 pub mod layout;
 pub mod random;
+mod shared;
 
 pub use array::sharding::{Mesh, PartitionSpec, Sharding};
 pub use array::{Array, Axes, ScalarValue, Shard};
 pub use backends::registry::default_device;
 pub use backends::{
     Address, Backend, BackendStatus, BinaryOp, Device, DeviceBuffer, DeviceDesc, DlpackCapability,
-    MemoryKind, Owner, ReduceOp, TensorRef, UnaryOp, backends, devices, get_device,
-    register_backend,
+    MemoryKind, Owner, ReduceOp, Shared, SharedBuffer, TensorRef, UnaryOp, backends, devices,
+    get_device, register_backend,
 };
 pub use dlpack::ffi::{DLDevice, DLDeviceType};
 pub use dlpack::{DLPackTensor, DlpackPolicy, ExportOptions, RawDLPack, set_dlpack_policy};

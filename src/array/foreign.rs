@@ -10,8 +10,6 @@ use crate::error::{Error, Result};
 use crate::layout::{Layout, for_each_run};
 #[cfg(feature = "candle")]
 use std::any::Any;
-#[cfg(feature = "candle")]
-use std::sync::Arc;
 
 /// What a wrap describes: element `[0, .., 0]` at `data`, then shape and element strides.
 pub(crate) struct Strided<'a> {
@@ -115,7 +113,7 @@ impl Array {
             Err(shared) => return Err(Array(shared)),
         };
         let taken = match inner.shards.as_mut_slice() {
-            [s] => Arc::get_mut(&mut s.buffer).and_then(|b| {
+            [s] => crate::backends::Shared::get_mut(&mut s.buffer).and_then(|b| {
                 let base = b.address().host()?.as_ptr() as *const u8;
                 let layout = &s.layout;
                 b.take_owner(&|o| accept(o, base, layout))

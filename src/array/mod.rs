@@ -21,7 +21,8 @@ mod sorting;
 mod tiling;
 mod transfer;
 
-use crate::backends::{self, Device, DeviceBuffer, MemoryKind, TensorRef};
+use crate::backends::SharedBuffer;
+use crate::backends::{self, Device, MemoryKind, TensorRef};
 use crate::dtype::{DType, Element, Scalar};
 use crate::error::{Error, Result};
 use crate::layout::{Dims, Layout, Slice, checked_size, normalize_axis};
@@ -29,7 +30,7 @@ use sharding::Sharding;
 use smallvec::SmallVec;
 use std::fmt;
 use std::ops::Range;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 pub use ops::Axes;
 
@@ -44,7 +45,7 @@ pub(crate) struct ShardData {
     pub device: Device,
     /// The global slice this shard holds.
     pub index: Region,
-    pub buffer: Arc<dyn DeviceBuffer>,
+    pub buffer: SharedBuffer,
     /// View of `buffer` with the shape of `index`.
     pub layout: Layout,
 }
@@ -135,10 +136,9 @@ struct Inner {
 #[derive(Clone)]
 pub struct Array(RcInner);
 
-/// The array's shared state, counted without a weak count (`triomphe`): nothing takes a weak
-/// reference to an array, and std's `Arc` pays a second atomic update for its weak count when
-/// the last reference goes (~7 ns here, a sixteenth of an 8-element add).
-type RcInner = triomphe::Arc<Inner>;
+/// The array's shared state, counted without a weak count, and freed by its last owner without
+/// an atomic update (`crate::shared`): nothing takes a weak reference to an array.
+type RcInner = crate::shared::Shared<Inner>;
 
 /// One device's part of an array, as `addressable_shards()` returns it.
 #[derive(Clone, Debug)]
@@ -191,7 +191,7 @@ impl Array {
     pub(crate) fn from_buffer(
         device: Device,
         dtype: DType,
-        buffer: Arc<dyn DeviceBuffer>,
+        buffer: SharedBuffer,
         layout: Layout,
     ) -> Array {
         let mut index = Region::new();
@@ -570,7 +570,7 @@ impl Array {
         }
         let whole = self.gathered_single()?;
         let s = whole.reshaped(self.dtype(), &shape)?;
-        if Arc::ptr_eq(&s.buffer, &whole.buffer) {
+        if crate::backends::Shared::ptr_eq(&s.buffer, &whole.buffer) {
             return Ok(self.view_of(&s, s.layout.clone()));
         }
         // A copy is new memory: not read-only, whatever this array is.

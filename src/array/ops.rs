@@ -137,10 +137,7 @@ pub(super) fn broadcast_region(region: &[Range<usize>], shape: &[usize]) -> Vec<
         .collect()
 }
 
-pub(super) fn shard_out(
-    t: &Target,
-    buffer: std::sync::Arc<dyn crate::backends::DeviceBuffer>,
-) -> Result<ShardData> {
+pub(super) fn shard_out(t: &Target, buffer: crate::backends::SharedBuffer) -> Result<ShardData> {
     let shape: Vec<usize> = t.index.iter().map(|r| r.len()).collect();
     Ok(ShardData {
         device: t.device.clone(),
@@ -191,7 +188,7 @@ fn binary_kernel(
     shape: &[usize],
     compute: DType,
     out: DType,
-) -> Result<std::sync::Arc<dyn crate::backends::DeviceBuffer>> {
+) -> Result<crate::backends::SharedBuffer> {
     let la = broadcast_view(&a.layout, shape)?;
     let lb = broadcast_view(&b.layout, shape)?;
     let ta = TensorRef {

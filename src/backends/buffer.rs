@@ -5,6 +5,10 @@ use super::MemoryKind;
 use std::any::Any;
 use std::fmt::Debug;
 use std::ptr::NonNull;
+use std::sync::atomic::AtomicUsize;
+
+use crate::shared::Counted;
+pub use crate::shared::Shared;
 
 /// Where a buffer's bytes are: exactly one kind of address, so that memory can never be
 /// described as something it is not (a host pointer exported under a GPU device type).
@@ -39,6 +43,21 @@ impl Address {
     }
 }
 
+/// A counted handle to a buffer, what backends return and arrays hold: `Shared` rather than
+/// `Arc`, so an op's result buffer is freed without atomic updates when its array goes (see
+/// `Shared`). Make one with `SharedBuffer::new(buffer)`.
+pub type SharedBuffer = Shared<dyn DeviceBuffer>;
+
+impl Shared<dyn DeviceBuffer> {
+    /// A handle to `buffer`, the only one.
+    pub fn new<B: DeviceBuffer + 'static>(buffer: B) -> SharedBuffer {
+        Shared::from_box(Box::new(Counted {
+            count: AtomicUsize::new(1),
+            value: buffer,
+        }))
+    }
+}
+
 /// Keeps foreign memory alive; dropping it releases the memory (a DLPack deleter, an
 /// `ndarray`'s storage). A backend drops it only after its last queued use of the memory.
 /// It is `Any` so that an interop layer can take back what it put in (a `Vec<T>`, a candle
@@ -70,7 +89,7 @@ pub trait DeviceBuffer: Send + Sync + Debug {
     /// For a buffer wrapping foreign memory that no queued work still reads: hands its
     /// [`Owner`] back if `accept` takes it, leaving the buffer holding nothing, so the memory
     /// can leave without a copy (an array made from a `Vec<T>` becoming a candle tensor).
-    /// The caller holds the only reference (`Arc::get_mut`) and drops the buffer right
+    /// The caller holds the only reference (`Shared::get_mut`) and drops the buffer right
     /// after. `None` (the default) where the buffer owns its memory or must outlive queued
     /// work.
     fn take_owner(&mut self, accept: &dyn Fn(&(dyn Any + Send + Sync)) -> bool) -> Option<Owner> {

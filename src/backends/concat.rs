@@ -1,9 +1,9 @@
 //! Concatenation through the host: the default [`Backend::concat`](super::Backend::concat).
 
-use super::{Backend, DeviceBuffer, MemoryKind, TensorRef};
+use super::{Backend, MemoryKind, TensorRef};
+use crate::backends::SharedBuffer;
 use crate::error::{Error, Result};
 use crate::layout::checked_bytes;
-use std::sync::Arc;
 
 /// Downloads each part once and writes the row-major concatenation along `axis` straight
 /// into a new buffer of `backend` (through `upload_with`).
@@ -13,7 +13,7 @@ pub(crate) fn through_host<B: Backend + ?Sized>(
     axis: usize,
     device: usize,
     kind: MemoryKind,
-) -> Result<Arc<dyn DeviceBuffer>> {
+) -> Result<SharedBuffer> {
     let first = parts
         .first()
         .ok_or_else(|| Error::invalid("concat of no arrays"))?;

@@ -45,7 +45,7 @@ pub mod tpu_host;
 #[cfg(feature = "wgpu")]
 pub mod wgpu;
 
-pub use buffer::{Address, DeviceBuffer, Owner};
+pub use buffer::{Address, DeviceBuffer, Owner, Shared, SharedBuffer};
 pub use device::{Device, DeviceDesc, MemoryKind};
 pub use dlpack_caps::DlpackCapability;
 pub use op::{BinaryOp, ReduceOp, TensorRef, UnaryOp};
@@ -58,7 +58,6 @@ use crate::dlpack::stream::ExportSync;
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use std::fmt::Debug;
-use std::sync::Arc;
 
 /// `op` over `axes` of `x` converted to `out` first (`Backend::reduce_as`'s default, and the
 /// fallback of backends that widen only some dtypes as they read).
@@ -68,7 +67,7 @@ pub(crate) fn reduce_converted<B: Backend + ?Sized>(
     x: TensorRef<'_>,
     axes: &[usize],
     out: DType,
-) -> Result<Arc<dyn DeviceBuffer>> {
+) -> Result<SharedBuffer> {
     if out == x.dtype {
         return backend.reduce(op, x, axes);
     }
@@ -108,12 +107,7 @@ pub trait Backend: Send + Sync + Debug {
     }
 
     /// A new buffer holding `bytes` on `device` in memory `kind`.
-    fn upload(
-        &self,
-        device: usize,
-        kind: MemoryKind,
-        bytes: &[u8],
-    ) -> Result<Arc<dyn DeviceBuffer>>;
+    fn upload(&self, device: usize, kind: MemoryKind, bytes: &[u8]) -> Result<SharedBuffer>;
     /// A new buffer of `len` elements of `dtype`, each equal to `value`.
     fn fill(
         &self,
@@ -122,7 +116,7 @@ pub trait Backend: Send + Sync + Debug {
         dtype: DType,
         value: Scalar,
         len: usize,
-    ) -> Result<Arc<dyn DeviceBuffer>>;
+    ) -> Result<SharedBuffer>;
     /// A new buffer of `len` bytes on `device` in memory `kind`, whose bytes `write` fills:
     /// the target allocates (host memory, or pinned staging for a device) and the source
     /// writes straight into it, so a move between backends is one copy. The default stages
@@ -137,7 +131,7 @@ pub trait Backend: Send + Sync + Debug {
         kind: MemoryKind,
         len: usize,
         write: &mut dyn FnMut(&mut [u8]) -> Result<()>,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         let mut staging = host::try_host_vec::<u8>(len, &format!("{}:{device}", self.name()))?;
         write(&mut staging)?;
         self.upload(device, kind, &staging)
@@ -146,15 +140,10 @@ pub trait Backend: Send + Sync + Debug {
     /// `src.layout.size() * dtype size` bytes. Waits for the work producing `src` only.
     fn download(&self, src: TensorRef<'_>, dst: &mut [u8]) -> Result<()>;
     /// A contiguous copy of `src` on `device` (this backend) in memory `kind`.
-    fn copy(
-        &self,
-        src: TensorRef<'_>,
-        device: usize,
-        kind: MemoryKind,
-    ) -> Result<Arc<dyn DeviceBuffer>>;
+    fn copy(&self, src: TensorRef<'_>, device: usize, kind: MemoryKind) -> Result<SharedBuffer>;
 
     /// Elementwise `op(x)`; the output has dtype `out` (e.g. `abs` of complex is real).
-    fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<Arc<dyn DeviceBuffer>>;
+    fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<SharedBuffer>;
     /// Elementwise `op(a, b)` on operands of one dtype whose layouts share one shape
     /// (broadcasting is done with zero strides); the output has dtype `out`.
     fn binary(
@@ -163,14 +152,9 @@ pub trait Backend: Send + Sync + Debug {
         a: TensorRef<'_>,
         b: TensorRef<'_>,
         out: DType,
-    ) -> Result<Arc<dyn DeviceBuffer>>;
+    ) -> Result<SharedBuffer>;
     /// Reduces over `axes` (sorted, unique); the output drops those axes and keeps the dtype.
-    fn reduce(
-        &self,
-        op: ReduceOp,
-        x: TensorRef<'_>,
-        axes: &[usize],
-    ) -> Result<Arc<dyn DeviceBuffer>>;
+    fn reduce(&self, op: ReduceOp, x: TensorRef<'_>, axes: &[usize]) -> Result<SharedBuffer>;
     /// `op` over `axes`, accumulated in and returned as dtype `out` (NumPy's sum of uint8 as
     /// uint64) without converting the input first where the backend can. The default
     /// converts `x` to `out`, then reduces.
@@ -180,14 +164,14 @@ pub trait Backend: Send + Sync + Debug {
         x: TensorRef<'_>,
         axes: &[usize],
         out: DType,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         reduce_converted(self, op, x, axes, out)
     }
     /// Batched matrix product of `[batch.., m, k]` by `[batch.., k, n]` (the batch axes of both
     /// already broadcast to one shape) into a contiguous `[batch.., m, n]`.
-    fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Arc<dyn DeviceBuffer>>;
+    fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<SharedBuffer>;
     /// Elementwise conversion to `to`.
-    fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<Arc<dyn DeviceBuffer>>;
+    fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<SharedBuffer>;
     /// Elementwise `cond ? a : b` (the array API's `where`): `cond` is bool, `a` and `b` have
     /// one dtype, and all three one shape (broadcast with zero strides); the output has `a`'s
     /// dtype. The default is `Unsupported`.
@@ -196,7 +180,7 @@ pub trait Backend: Send + Sync + Debug {
         cond: TensorRef<'_>,
         a: TensorRef<'_>,
         b: TensorRef<'_>,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         let _ = (cond, b);
         Err(Error::unsupported(self.name(), "where", a.dtype))
     }
@@ -210,7 +194,7 @@ pub trait Backend: Send + Sync + Debug {
         axis: usize,
         device: usize,
         kind: MemoryKind,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         concat::through_host(self, parts, axis, device, kind)
     }
     /// Random bits: the Threefry-2x32 hash under `key` of each element's counter (see
@@ -225,7 +209,7 @@ pub trait Backend: Send + Sync + Debug {
         key: [u32; 2],
         counters: &Counters,
         form: BitsForm,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         let words = counters.hash_on_host(key, form, self.name())?;
         self.upload(device, kind, crate::array::as_bytes(&words))
     }
@@ -252,11 +236,11 @@ pub trait Backend: Send + Sync + Debug {
         address: Address,
         len: usize,
         owner: Owner,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         match address {
-            Address::Host(ptr) if kind.is_host() || self.platform() == "cpu" => Ok(Arc::new(
-                host::ForeignBuffer::new(ptr, len, device, kind, owner),
-            )),
+            Address::Host(ptr) if kind.is_host() || self.platform() == "cpu" => Ok(
+                SharedBuffer::new(host::ForeignBuffer::new(ptr, len, device, kind, owner)),
+            ),
             _ => Err(Error::Backend {
                 backend: self.name().to_string(),
                 message: format!(

@@ -7,6 +7,7 @@ use super::stream::{StreamArg, export_sync};
 use super::tensor::{DLPackTensor, Owned};
 use super::{DlpackPolicy, dlpack_policy};
 use crate::array::Array;
+use crate::backends::SharedBuffer;
 use crate::backends::host::{HostBuffer, HostPool, physical_memory};
 use crate::backends::{Address, Device, DeviceBuffer, MemoryKind};
 use crate::error::{BufferError, Error, Result};
@@ -96,9 +97,9 @@ fn address_mismatch(device: &Device, address: Address, dl: DLDevice) -> Error {
 /// The memory a tensor describes.
 enum Source<'a> {
     /// The array's own buffer and layout (zero-copy).
-    InPlace(&'a Arc<dyn DeviceBuffer>, &'a Layout),
+    InPlace(&'a SharedBuffer, &'a Layout),
     /// A fresh row-major copy of the whole array.
-    Copy(Arc<dyn DeviceBuffer>),
+    Copy(SharedBuffer),
 }
 
 /// Host memory for export copies: a pool of its own, so repeated fallbacks reuse pages.
@@ -241,7 +242,7 @@ impl Array {
         self.read_bytes(dst)?;
         Ok(Plan {
             origin: None,
-            source: Source::Copy(Arc::new(buf)),
+            source: Source::Copy(SharedBuffer::new(buf)),
             device: DLDevice::CPU,
             fallback,
         })
@@ -262,7 +263,7 @@ impl Array {
                         && !self
                             .shard_data()
                             .iter()
-                            .any(|o| Arc::ptr_eq(&o.buffer, &s.buffer));
+                            .any(|o| crate::backends::Shared::ptr_eq(&o.buffer, &s.buffer));
                     let buffer = if fresh {
                         s.buffer.clone()
                     } else {
@@ -295,7 +296,7 @@ struct Holder<M> {
     /// ... or here for more axes (an empty `Vec` costs no allocation).
     spill: Vec<i64>,
     /// Keeps the memory alive when `origin` does not.
-    keep: Option<Arc<dyn DeviceBuffer>>,
+    keep: Option<SharedBuffer>,
     /// The array exported in place, returned as is when the tensor comes back (`reclaim`).
     origin: Option<Array>,
 }
@@ -345,7 +346,7 @@ impl Managed for DLManagedTensorVersioned {
 fn leak<M: Managed>(
     managed: M,
     layout: &Layout,
-    keep: Option<Arc<dyn DeviceBuffer>>,
+    keep: Option<SharedBuffer>,
     origin: Option<Array>,
 ) -> NonNull<M> {
     let ndim = layout.ndim();

@@ -16,6 +16,7 @@
 //! backend, runs the op there and writes the result back into device memory.
 #![allow(dead_code)]
 
+use dlarray::backends::SharedBuffer;
 use dlarray::dlpack::ffi::DLDeviceType;
 use dlarray::dlpack::{ExportSync, StreamConvention};
 use dlarray::host::{HostBackend, HostConfig};
@@ -364,7 +365,7 @@ impl Inner {
     }
 
     /// An input's device bytes as a host buffer of the inner backend (as the job runs).
-    fn stage(&self, i: &Input) -> Result<Arc<dyn DeviceBuffer>> {
+    fn stage(&self, i: &Input) -> Result<SharedBuffer> {
         let block = lock(&i.block);
         let bytes = block
             .get(i.start..i.start + i.len)
@@ -378,10 +379,8 @@ impl Inner {
         device: usize,
         inputs: Vec<Input>,
         out_len: usize,
-        op: impl FnOnce(&HostBackend, &[TensorRef<'_>]) -> Result<Arc<dyn DeviceBuffer>>
-        + Send
-        + 'static,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+        op: impl FnOnce(&HostBackend, &[TensorRef<'_>]) -> Result<SharedBuffer> + Send + 'static,
+    ) -> Result<SharedBuffer> {
         self.check_lost(device)?;
         let (addr, block) = self.alloc(device, out_len)?;
         self.order_inputs(device, &inputs.iter().collect::<Vec<_>>());
@@ -419,7 +418,9 @@ impl Inner {
                 )
             }),
         );
-        Ok(Arc::new(self.buffer(device, addr, out_len, block, seq)))
+        Ok(SharedBuffer::new(
+            self.buffer(device, addr, out_len, block, seq),
+        ))
     }
 }
 
@@ -557,7 +558,7 @@ impl Backend for AsyncFake {
             .collect()
     }
 
-    fn upload(&self, device: usize, _: MemoryKind, bytes: &[u8]) -> Result<Arc<dyn DeviceBuffer>> {
+    fn upload(&self, device: usize, _: MemoryKind, bytes: &[u8]) -> Result<SharedBuffer> {
         let i = &self.0;
         let (addr, block) = i.alloc(device, bytes.len())?;
         // An async host-to-device copy from staging the call filled now.
@@ -570,7 +571,13 @@ impl Backend for AsyncFake {
                 Ok(())
             }),
         );
-        Ok(Arc::new(i.buffer(device, addr, bytes.len(), block, seq)))
+        Ok(SharedBuffer::new(i.buffer(
+            device,
+            addr,
+            bytes.len(),
+            block,
+            seq,
+        )))
     }
 
     fn fill(
@@ -580,7 +587,7 @@ impl Backend for AsyncFake {
         dtype: DType,
         value: Scalar,
         len: usize,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         let i = &self.0;
         let n = bytes_of(dtype, len);
         let (addr, block) = i.alloc(device, n)?;
@@ -598,7 +605,7 @@ impl Backend for AsyncFake {
                 inner.host.download(t, &mut lock(&out))
             }),
         );
-        Ok(Arc::new(i.buffer(device, addr, n, block, seq)))
+        Ok(SharedBuffer::new(i.buffer(device, addr, n, block, seq)))
     }
 
     fn download(&self, src: TensorRef<'_>, dst: &mut [u8]) -> Result<()> {
@@ -619,12 +626,7 @@ impl Backend for AsyncFake {
         )
     }
 
-    fn copy(
-        &self,
-        src: TensorRef<'_>,
-        device: usize,
-        _: MemoryKind,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    fn copy(&self, src: TensorRef<'_>, device: usize, _: MemoryKind) -> Result<SharedBuffer> {
         let input = self.0.input(src)?;
         let n = bytes_of(input.dtype, input.layout.size());
         self.0.launch(device, vec![input], n, |h, t| {
@@ -632,7 +634,7 @@ impl Backend for AsyncFake {
         })
     }
 
-    fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<Arc<dyn DeviceBuffer>> {
+    fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<SharedBuffer> {
         let input = self.0.input(x)?;
         let n = bytes_of(out, input.layout.size());
         self.0.launch(input.device, vec![input], n, move |h, t| {
@@ -646,7 +648,7 @@ impl Backend for AsyncFake {
         a: TensorRef<'_>,
         b: TensorRef<'_>,
         out: DType,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         let (ia, ib) = (self.0.input(a)?, self.0.input(b)?);
         let n = bytes_of(out, ia.layout.size());
         let device = ia.device;
@@ -655,12 +657,7 @@ impl Backend for AsyncFake {
         })
     }
 
-    fn reduce(
-        &self,
-        op: ReduceOp,
-        x: TensorRef<'_>,
-        axes: &[usize],
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    fn reduce(&self, op: ReduceOp, x: TensorRef<'_>, axes: &[usize]) -> Result<SharedBuffer> {
         let input = self.0.input(x)?;
         let kept: usize = (0..input.layout.ndim())
             .filter(|k| !axes.contains(k))
@@ -673,7 +670,7 @@ impl Backend for AsyncFake {
         })
     }
 
-    fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+    fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<SharedBuffer> {
         let (ia, ib) = (self.0.input(a)?, self.0.input(b)?);
         let (sa, sb) = (ia.layout.shape(), ib.layout.shape());
         let nd = sa.len();
@@ -685,7 +682,7 @@ impl Backend for AsyncFake {
             .launch(device, vec![ia, ib], n, |h, t| h.matmul(t[0], t[1]))
     }
 
-    fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<Arc<dyn DeviceBuffer>> {
+    fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<SharedBuffer> {
         let input = self.0.input(x)?;
         let n = bytes_of(to, input.layout.size());
         self.0
@@ -711,7 +708,7 @@ impl Backend for AsyncFake {
         address: Address,
         len: usize,
         owner: Owner,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         let i = &self.0;
         let Address::Device(addr) = address else {
             return Err(i.err(format!("cannot wrap {address:?}: not device memory")));
@@ -722,7 +719,7 @@ impl Backend for AsyncFake {
             .next_back()
             .filter(|(b, blk)| addr + len as u64 <= **b + lock(blk).len() as u64)
             .ok_or_else(|| i.err(format!("{addr:#x}+{len} is not fake device memory")))?;
-        Ok(Arc::new(FakeBuf {
+        Ok(SharedBuffer::new(FakeBuf {
             device,
             addr,
             len,

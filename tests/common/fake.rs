@@ -1,10 +1,11 @@
 //! A configurable user backend for tests: host memory (so its kernels run), with any name,
 //! platform, platform version and hardware id.
 
+use dlarray::backends::SharedBuffer;
 use dlarray::host::{HostBackend, HostConfig};
 use dlarray::{
-    Backend, BinaryOp, DType, Device, DeviceBuffer, DeviceDesc, MemoryKind, ReduceOp, Result,
-    Scalar, TensorRef, UnaryOp,
+    Backend, BinaryOp, DType, Device, DeviceDesc, MemoryKind, ReduceOp, Result, Scalar, TensorRef,
+    UnaryOp,
 };
 use std::sync::Arc;
 
@@ -87,26 +88,19 @@ impl Backend for Fake {
             })
             .collect()
     }
-    fn upload(&self, d: usize, k: MemoryKind, b: &[u8]) -> Result<Arc<dyn DeviceBuffer>> {
+    fn upload(&self, d: usize, k: MemoryKind, b: &[u8]) -> Result<SharedBuffer> {
         self.inner.upload(d, k, b)
     }
-    fn fill(
-        &self,
-        d: usize,
-        k: MemoryKind,
-        t: DType,
-        v: Scalar,
-        n: usize,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    fn fill(&self, d: usize, k: MemoryKind, t: DType, v: Scalar, n: usize) -> Result<SharedBuffer> {
         self.inner.fill(d, k, t, v, n)
     }
     fn download(&self, s: TensorRef<'_>, dst: &mut [u8]) -> Result<()> {
         self.inner.download(s, dst)
     }
-    fn copy(&self, s: TensorRef<'_>, d: usize, k: MemoryKind) -> Result<Arc<dyn DeviceBuffer>> {
+    fn copy(&self, s: TensorRef<'_>, d: usize, k: MemoryKind) -> Result<SharedBuffer> {
         self.inner.copy(s, d, k)
     }
-    fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<Arc<dyn DeviceBuffer>> {
+    fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<SharedBuffer> {
         if self.denied.contains(&op) {
             return Err(dlarray::Error::Unsupported {
                 backend: self.name.into(),
@@ -122,21 +116,16 @@ impl Backend for Fake {
         a: TensorRef<'_>,
         b: TensorRef<'_>,
         out: DType,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         self.inner.binary(op, a, b, out)
     }
-    fn reduce(
-        &self,
-        op: ReduceOp,
-        x: TensorRef<'_>,
-        axes: &[usize],
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    fn reduce(&self, op: ReduceOp, x: TensorRef<'_>, axes: &[usize]) -> Result<SharedBuffer> {
         self.inner.reduce(op, x, axes)
     }
-    fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+    fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<SharedBuffer> {
         self.inner.matmul(a, b)
     }
-    fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<Arc<dyn DeviceBuffer>> {
+    fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<SharedBuffer> {
         self.inner.cast(x, to)
     }
 }

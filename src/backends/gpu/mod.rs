@@ -47,6 +47,7 @@ pub use driver::{
 };
 pub use kernel::{KernelSource, KernelSpec, MapOp};
 
+use crate::backends::SharedBuffer;
 use crate::backends::{
     Address, Backend, BinaryOp, DeviceBuffer, DeviceDesc, DlpackCapability, MemoryKind, Owner,
     ReduceOp, TensorRef, UnaryOp,
@@ -167,12 +168,7 @@ impl<D: Driver> Backend for GpuBackend<D> {
             })
             .collect()
     }
-    fn upload(
-        &self,
-        device: usize,
-        kind: MemoryKind,
-        bytes: &[u8],
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    fn upload(&self, device: usize, kind: MemoryKind, bytes: &[u8]) -> Result<SharedBuffer> {
         let mut write = |dst: &mut [u8]| {
             dst.copy_from_slice(bytes);
             Ok(())
@@ -186,10 +182,10 @@ impl<D: Driver> Backend for GpuBackend<D> {
         kind: MemoryKind,
         len: usize,
         write: &mut dyn FnMut(&mut [u8]) -> Result<()>,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         let dev = self.device(device)?;
         // SAFETY: forwarded contract on `write`.
-        Ok(Arc::new(unsafe {
+        Ok(SharedBuffer::new(unsafe {
             transfer::upload_with(dev, kind, len, write)?
         }))
     }
@@ -200,9 +196,11 @@ impl<D: Driver> Backend for GpuBackend<D> {
         dtype: DType,
         value: Scalar,
         len: usize,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         let dev = self.device(device)?;
-        Ok(Arc::new(launch::fill(dev, kind, dtype, value, len)?))
+        Ok(SharedBuffer::new(launch::fill(
+            dev, kind, dtype, value, len,
+        )?))
     }
     fn random_bits(
         &self,
@@ -211,9 +209,9 @@ impl<D: Driver> Backend for GpuBackend<D> {
         key: [u32; 2],
         counters: &crate::backends::Counters,
         form: crate::backends::BitsForm,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         let dev = self.device(device)?;
-        Ok(Arc::new(launch::random_bits(
+        Ok(SharedBuffer::new(launch::random_bits(
             dev, kind, key, counters, form,
         )?))
     }
@@ -226,12 +224,7 @@ impl<D: Driver> Backend for GpuBackend<D> {
         let packed = launch::map(&b.dev, MapOp::Cast, &[src], &[b], src.dtype)?;
         transfer::download(&packed, 0, dst)
     }
-    fn copy(
-        &self,
-        src: TensorRef<'_>,
-        device: usize,
-        kind: MemoryKind,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    fn copy(&self, src: TensorRef<'_>, device: usize, kind: MemoryKind) -> Result<SharedBuffer> {
         let b = self.buffer(&src)?;
         let target = self.device(device)?;
         b.dev.check()?;
@@ -239,18 +232,22 @@ impl<D: Driver> Backend for GpuBackend<D> {
         if !src.layout.is_contiguous() {
             let packed = launch::map(&b.dev, MapOp::Cast, &[src], &[b], src.dtype)?;
             if Arc::ptr_eq(&b.dev, target) && kind == packed.memory_kind() {
-                return Ok(Arc::new(packed));
+                return Ok(SharedBuffer::new(packed));
             }
             let bytes = packed.len_bytes();
-            return Ok(Arc::new(transfer::copy(&packed, 0, bytes, target, kind)?));
+            return Ok(SharedBuffer::new(transfer::copy(
+                &packed, 0, bytes, target, kind,
+            )?));
         }
         let bytes = src.layout.size() * item;
         let start = src.layout.offset() * item;
-        Ok(Arc::new(transfer::copy(b, start, bytes, target, kind)?))
+        Ok(SharedBuffer::new(transfer::copy(
+            b, start, bytes, target, kind,
+        )?))
     }
-    fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<Arc<dyn DeviceBuffer>> {
+    fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<SharedBuffer> {
         let b = self.buffer(&x)?;
-        Ok(Arc::new(launch::map(
+        Ok(SharedBuffer::new(launch::map(
             &b.dev,
             MapOp::Unary(op),
             &[x],
@@ -264,7 +261,7 @@ impl<D: Driver> Backend for GpuBackend<D> {
         a: TensorRef<'_>,
         b: TensorRef<'_>,
         out: DType,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         let ba = self.buffer(&a)?;
         // An operand on another device of this backend is moved to the first one's.
         let (moved, moved_layout);
@@ -280,7 +277,7 @@ impl<D: Driver> Backend for GpuBackend<D> {
             b
         };
         let bb = self.buffer(&b)?;
-        Ok(Arc::new(launch::map(
+        Ok(SharedBuffer::new(launch::map(
             &ba.dev,
             MapOp::Binary(op),
             &[a, b],
@@ -288,16 +285,11 @@ impl<D: Driver> Backend for GpuBackend<D> {
             out,
         )?))
     }
-    fn reduce(
-        &self,
-        op: ReduceOp,
-        x: TensorRef<'_>,
-        axes: &[usize],
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    fn reduce(&self, op: ReduceOp, x: TensorRef<'_>, axes: &[usize]) -> Result<SharedBuffer> {
         let b = self.buffer(&x)?;
-        Ok(Arc::new(launch::reduce(&b.dev, op, x, b, axes)?))
+        Ok(SharedBuffer::new(launch::reduce(&b.dev, op, x, b, axes)?))
     }
-    fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+    fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<SharedBuffer> {
         let (ba, bb) = (self.buffer(&a)?, self.buffer(&b)?);
         if ba.dev.index != bb.dev.index {
             return Err(Error::invalid(format!(
@@ -305,24 +297,30 @@ impl<D: Driver> Backend for GpuBackend<D> {
                 ba.dev.name, bb.dev.name
             )));
         }
-        Ok(Arc::new(launch::matmul(&ba.dev, a, b, ba, bb)?))
+        Ok(SharedBuffer::new(launch::matmul(&ba.dev, a, b, ba, bb)?))
     }
-    fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<Arc<dyn DeviceBuffer>> {
+    fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<SharedBuffer> {
         let b = self.buffer(&x)?;
-        Ok(Arc::new(launch::map(&b.dev, MapOp::Cast, &[x], &[b], to)?))
+        Ok(SharedBuffer::new(launch::map(
+            &b.dev,
+            MapOp::Cast,
+            &[x],
+            &[b],
+            to,
+        )?))
     }
     fn select(
         &self,
         cond: TensorRef<'_>,
         a: TensorRef<'_>,
         b: TensorRef<'_>,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         crate::backends::host::select_operands(&cond, &a, &b)?;
         let bufs = [self.buffer(&cond)?, self.buffer(&a)?, self.buffer(&b)?];
         if bufs.iter().any(|x| x.dev.index != bufs[1].dev.index) {
             return Err(Error::invalid("where: operands on different devices"));
         }
-        Ok(Arc::new(launch::map(
+        Ok(SharedBuffer::new(launch::map(
             &bufs[1].dev,
             MapOp::Select,
             &[cond, a, b],
@@ -340,9 +338,9 @@ impl<D: Driver> Backend for GpuBackend<D> {
         address: Address,
         len: usize,
         owner: Owner,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         let dev = self.device(device)?;
-        Ok(Arc::new(dlpack::wrap_foreign(
+        Ok(SharedBuffer::new(dlpack::wrap_foreign(
             dev, kind, address, len, owner,
         )?))
     }

@@ -310,7 +310,7 @@ fn queued_work_runs_only_at_a_wait_and_download_waits_for_its_source_only() {
         be.driver().pending(stream) >= 3,
         "the copy and kernels are queued, not run"
     );
-    let read = |b: &Arc<dyn crate::backends::DeviceBuffer>| {
+    let read = |b: &crate::backends::SharedBuffer| {
         let mut out = [0u8; 12];
         be.download(tref(b, &l), &mut out).unwrap();
         out.chunks(4)
@@ -327,7 +327,7 @@ fn queued_work_runs_only_at_a_wait_and_download_waits_for_its_source_only() {
 
 /// An f32 view of `b`.
 fn tref<'a>(
-    b: &'a Arc<dyn crate::backends::DeviceBuffer>,
+    b: &'a crate::backends::SharedBuffer,
     l: &'a crate::layout::Layout,
 ) -> crate::backends::TensorRef<'a> {
     typed(b, l, DType::F32)
@@ -335,7 +335,7 @@ fn tref<'a>(
 
 /// A view of `b` as `dtype`.
 fn typed<'a>(
-    b: &'a Arc<dyn crate::backends::DeviceBuffer>,
+    b: &'a crate::backends::SharedBuffer,
     l: &'a crate::layout::Layout,
     dtype: DType,
 ) -> crate::backends::TensorRef<'a> {

@@ -20,9 +20,9 @@ mod view;
 pub use buffer::{HOST_ALIGN, HostBuffer, HostPool, physical_memory, try_host_vec};
 pub use foreign::ForeignBuffer;
 
+use crate::backends::SharedBuffer;
 use crate::backends::{
-    Backend, BinaryOp, DeviceBuffer, DeviceDesc, DlpackCapability, MemoryKind, ReduceOp, TensorRef,
-    UnaryOp,
+    Backend, BinaryOp, DeviceDesc, DlpackCapability, MemoryKind, ReduceOp, TensorRef, UnaryOp,
 };
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
@@ -194,8 +194,8 @@ impl HostBackend {
     }
 }
 
-fn finish(buf: HostBuffer) -> Arc<dyn DeviceBuffer> {
-    Arc::new(buf)
+fn finish(buf: HostBuffer) -> SharedBuffer {
+    SharedBuffer::new(buf)
 }
 
 impl Backend for HostBackend {
@@ -226,12 +226,7 @@ impl Backend for HostBackend {
             .map(|(_, c)| *c)
     }
 
-    fn upload(
-        &self,
-        device: usize,
-        kind: MemoryKind,
-        bytes: &[u8],
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    fn upload(&self, device: usize, kind: MemoryKind, bytes: &[u8]) -> Result<SharedBuffer> {
         let dev = self.device(device)?;
         let mut buf = dev.alloc(bytes.len(), kind)?;
         engine::par_memcpy(dev, bytes.as_ptr(), buf.as_mut_ptr(), bytes.len());
@@ -244,7 +239,7 @@ impl Backend for HostBackend {
         kind: MemoryKind,
         len: usize,
         write: &mut dyn FnMut(&mut [u8]) -> Result<()>,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         let dev = self.device(device)?;
         let mut buf = dev.alloc(len, kind)?;
         // SAFETY: `buf` was just allocated with `len` bytes and is not shared; the caller's
@@ -261,7 +256,7 @@ impl Backend for HostBackend {
         key: [u32; 2],
         counters: &crate::backends::Counters,
         form: crate::backends::BitsForm,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         let dev = self.device(device)?;
         Ok(finish(random::random_bits(dev, kind, key, counters, form)?))
     }
@@ -273,7 +268,7 @@ impl Backend for HostBackend {
         dtype: DType,
         value: Scalar,
         len: usize,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         let dev = self.device(device)?;
         let bytes = crate::layout::checked_bytes(len, dtype.size_in_bytes(), dev.name())?;
         let mut buf = dev.alloc(bytes, kind)?;
@@ -295,12 +290,7 @@ impl Backend for HostBackend {
         cast::copy_to_bytes(self, dev, src, dst)
     }
 
-    fn copy(
-        &self,
-        src: TensorRef<'_>,
-        device: usize,
-        kind: MemoryKind,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    fn copy(&self, src: TensorRef<'_>, device: usize, kind: MemoryKind) -> Result<SharedBuffer> {
         let dev = self.device(device)?;
         let bytes =
             crate::layout::checked_bytes(src.layout.size(), src.dtype.size_in_bytes(), dev.name())?;
@@ -311,7 +301,7 @@ impl Backend for HostBackend {
         Ok(finish(buf))
     }
 
-    fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<Arc<dyn DeviceBuffer>> {
+    fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<SharedBuffer> {
         let dev = self.device_of(&x)?;
         elementwise::unary(self, dev, op, x, out).map(finish)
     }
@@ -322,7 +312,7 @@ impl Backend for HostBackend {
         a: TensorRef<'_>,
         b: TensorRef<'_>,
         out: DType,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         if a.dtype != b.dtype {
             return Err(Error::DTypeMismatch {
                 op: op.name(),
@@ -346,12 +336,7 @@ impl Backend for HostBackend {
         elementwise::binary(self, dev, op, a, b, out).map(finish)
     }
 
-    fn reduce(
-        &self,
-        op: ReduceOp,
-        x: TensorRef<'_>,
-        axes: &[usize],
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    fn reduce(&self, op: ReduceOp, x: TensorRef<'_>, axes: &[usize]) -> Result<SharedBuffer> {
         if axes.windows(2).any(|w| w[0] >= w[1]) || axes.iter().any(|&a| a >= x.layout.ndim()) {
             return Err(Error::invalid(format!(
                 "{op}: axes {axes:?} must be sorted, unique and below {}",
@@ -362,12 +347,12 @@ impl Backend for HostBackend {
         reduce::reduce(self, dev, op, x, axes).map(finish)
     }
 
-    fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+    fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<SharedBuffer> {
         let dev = self.device_of(&a)?;
         matmul::matmul(self, dev, a, b).map(finish)
     }
 
-    fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<Arc<dyn DeviceBuffer>> {
+    fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<SharedBuffer> {
         let dev = self.device_of(&x)?;
         cast::cast(self, dev, x, to).map(finish)
     }
@@ -378,7 +363,7 @@ impl Backend for HostBackend {
         x: TensorRef<'_>,
         axes: &[usize],
         out: DType,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         if out != x.dtype {
             let dev = self.device_of(&x)?;
             if let Some(r) = reduce::widened(self, dev, op, x, axes, out) {
@@ -394,7 +379,7 @@ impl Backend for HostBackend {
         cond: TensorRef<'_>,
         a: TensorRef<'_>,
         b: TensorRef<'_>,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         select_operands(&cond, &a, &b)?;
         if [&cond, &b]
             .iter()

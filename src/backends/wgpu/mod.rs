@@ -17,10 +17,9 @@ mod serial;
 mod strided;
 mod wgsl;
 
+use crate::backends::SharedBuffer;
 use crate::backends::op::expect_out;
-use crate::backends::{
-    Backend, BinaryOp, DeviceBuffer, DeviceDesc, MemoryKind, ReduceOp, TensorRef, UnaryOp,
-};
+use crate::backends::{Backend, BinaryOp, DeviceDesc, MemoryKind, ReduceOp, TensorRef, UnaryOp};
 use crate::dtype::{DType, Element, Scalar};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
@@ -244,8 +243,8 @@ fn gather_on_host(ctx: &Ctx, buf: &WgpuBuffer, src: TensorRef<'_>, dst: &mut [u8
     Ok(())
 }
 
-fn done(b: WgpuBuffer) -> Result<Arc<dyn DeviceBuffer>> {
-    Ok(Arc::new(b))
+fn done(b: WgpuBuffer) -> Result<SharedBuffer> {
+    Ok(SharedBuffer::new(b))
 }
 
 fn device_only(kind: MemoryKind) -> Result<()> {
@@ -269,12 +268,7 @@ impl WgpuBackend {
         }
     }
 
-    fn upload_raw(
-        &self,
-        device: usize,
-        kind: MemoryKind,
-        bytes: &[u8],
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    fn upload_raw(&self, device: usize, kind: MemoryKind, bytes: &[u8]) -> Result<SharedBuffer> {
         device_only(kind)?;
         done(WgpuBuffer::upload(self.ctx(device)?, device, bytes)?)
     }
@@ -286,7 +280,7 @@ impl WgpuBackend {
         dtype: DType,
         value: Scalar,
         len: usize,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         device_only(kind)?;
         let bytes = element_bytes(dtype, value);
         done(fill::fill(self.ctx(device)?, device, &bytes, len)?)
@@ -319,7 +313,7 @@ impl WgpuBackend {
         src: TensorRef<'_>,
         device: usize,
         kind: MemoryKind,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         device_only(kind)?;
         let buf = self.buffer(&src)?;
         let ctx = self.ctx(device)?;
@@ -338,12 +332,7 @@ impl WgpuBackend {
         done(WgpuBuffer::upload(ctx, device, &host)?)
     }
 
-    fn unary_raw(
-        &self,
-        op: UnaryOp,
-        x: TensorRef<'_>,
-        out: DType,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    fn unary_raw(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<SharedBuffer> {
         let ctx = self.ctx(self.buffer(&x)?.device)?;
         let e = self.elem(ctx, op.name(), x.dtype)?;
         let want = if op == UnaryOp::Signbit {
@@ -364,7 +353,7 @@ impl WgpuBackend {
         a: TensorRef<'_>,
         b: TensorRef<'_>,
         out: DType,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         let ctx = self.ctx(self.buffer(&a)?.device)?;
         let e = self.elem(ctx, op.name(), a.dtype)?;
         if b.dtype != a.dtype {
@@ -391,7 +380,7 @@ impl WgpuBackend {
         cond: TensorRef<'_>,
         a: TensorRef<'_>,
         b: TensorRef<'_>,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         crate::backends::host::select_operands(&cond, &a, &b)?;
         let ctx = self.ctx(self.buffer(&a)?.device)?;
         let e = self.elem(ctx, "where", a.dtype)?;
@@ -400,12 +389,7 @@ impl WgpuBackend {
         done(self.map("where", &kernel, &[cond, a, b], a.dtype.size_in_bytes())?)
     }
 
-    fn reduce_raw(
-        &self,
-        op: ReduceOp,
-        x: TensorRef<'_>,
-        axes: &[usize],
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    fn reduce_raw(&self, op: ReduceOp, x: TensorRef<'_>, axes: &[usize]) -> Result<SharedBuffer> {
         let buf = self.buffer(&x)?;
         let ctx = self.ctx(buf.device)?;
         let e = self.elem(ctx, op.name(), x.dtype)?;
@@ -440,7 +424,7 @@ impl WgpuBackend {
         )?)
     }
 
-    fn matmul_raw(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+    fn matmul_raw(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<SharedBuffer> {
         let (ba, bb) = (self.buffer(&a)?, self.buffer(&b)?);
         if ba.device != bb.device {
             return Err(Error::invalid(format!(
@@ -486,7 +470,7 @@ impl WgpuBackend {
         )?)
     }
 
-    fn cast_raw(&self, x: TensorRef<'_>, to: DType) -> Result<Arc<dyn DeviceBuffer>> {
+    fn cast_raw(&self, x: TensorRef<'_>, to: DType) -> Result<SharedBuffer> {
         let ctx = self.ctx(self.buffer(&x)?.device)?;
         let from = self.elem(ctx, "cast", x.dtype)?;
         let to_e = self.elem(ctx, "cast", to)?;
@@ -539,12 +523,7 @@ impl Backend for WgpuBackend {
             .unwrap_or_default()
     }
 
-    fn upload(
-        &self,
-        device: usize,
-        kind: MemoryKind,
-        bytes: &[u8],
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    fn upload(&self, device: usize, kind: MemoryKind, bytes: &[u8]) -> Result<SharedBuffer> {
         self.guard(device, || self.upload_raw(device, kind, bytes))
     }
 
@@ -555,7 +534,7 @@ impl Backend for WgpuBackend {
         dtype: DType,
         value: Scalar,
         len: usize,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         self.guard(device, || self.fill_raw(device, kind, dtype, value, len))
     }
 
@@ -568,7 +547,7 @@ impl Backend for WgpuBackend {
         key: [u32; 2],
         counters: &crate::backends::Counters,
         form: crate::backends::BitsForm,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         device_only(kind)?;
         self.guard(device, || {
             let ctx = self.ctx(device)?;
@@ -590,7 +569,7 @@ impl Backend for WgpuBackend {
         kind: MemoryKind,
         len: usize,
         write: &mut dyn FnMut(&mut [u8]) -> Result<()>,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         device_only(kind)?;
         self.guard(device, || {
             let ctx = self.ctx(device)?;
@@ -621,12 +600,7 @@ impl Backend for WgpuBackend {
         self.guard(self.device_of(&src), || self.download_raw(src, dst))
     }
 
-    fn copy(
-        &self,
-        src: TensorRef<'_>,
-        device: usize,
-        kind: MemoryKind,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    fn copy(&self, src: TensorRef<'_>, device: usize, kind: MemoryKind) -> Result<SharedBuffer> {
         if self.device_of(&src) == device {
             return self.guard(device, || self.copy_raw(src, device, kind));
         }
@@ -643,7 +617,7 @@ impl Backend for WgpuBackend {
         self.upload(device, kind, &host)
     }
 
-    fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<Arc<dyn DeviceBuffer>> {
+    fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<SharedBuffer> {
         self.guard(self.device_of(&x), || self.unary_raw(op, x, out))
     }
 
@@ -653,7 +627,7 @@ impl Backend for WgpuBackend {
         a: TensorRef<'_>,
         b: TensorRef<'_>,
         out: DType,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         self.guard(self.device_of(&a), || self.binary_raw(op, a, b, out))
     }
 
@@ -662,24 +636,19 @@ impl Backend for WgpuBackend {
         cond: TensorRef<'_>,
         a: TensorRef<'_>,
         b: TensorRef<'_>,
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    ) -> Result<SharedBuffer> {
         self.guard(self.device_of(&a), || self.select_raw(cond, a, b))
     }
 
-    fn reduce(
-        &self,
-        op: ReduceOp,
-        x: TensorRef<'_>,
-        axes: &[usize],
-    ) -> Result<Arc<dyn DeviceBuffer>> {
+    fn reduce(&self, op: ReduceOp, x: TensorRef<'_>, axes: &[usize]) -> Result<SharedBuffer> {
         self.guard(self.device_of(&x), || self.reduce_raw(op, x, axes))
     }
 
-    fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Arc<dyn DeviceBuffer>> {
+    fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<SharedBuffer> {
         self.guard(self.device_of(&a), || self.matmul_raw(a, b))
     }
 
-    fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<Arc<dyn DeviceBuffer>> {
+    fn cast(&self, x: TensorRef<'_>, to: DType) -> Result<SharedBuffer> {
         self.guard(self.device_of(&x), || self.cast_raw(x, to))
     }
 
