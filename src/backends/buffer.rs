@@ -5,9 +5,7 @@ use super::MemoryKind;
 use std::any::Any;
 use std::fmt::Debug;
 use std::ptr::NonNull;
-use std::sync::atomic::AtomicUsize;
 
-use crate::shared::Counted;
 pub use crate::shared::Shared;
 
 /// Where a buffer's bytes are: exactly one kind of address, so that memory can never be
@@ -51,10 +49,8 @@ pub type SharedBuffer = Shared<dyn DeviceBuffer>;
 impl Shared<dyn DeviceBuffer> {
     /// A handle to `buffer`, the only one.
     pub fn new<B: DeviceBuffer + 'static>(buffer: B) -> SharedBuffer {
-        Shared::from_box(Box::new(Counted {
-            count: AtomicUsize::new(1),
-            value: buffer,
-        }))
+        // SAFETY: fresh from `place` (coerced to the trait object), owned by no handle.
+        unsafe { Shared::from_placed(Shared::place(buffer)) }
     }
 }
 
