@@ -73,6 +73,14 @@ fn sum(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("dlarray", label), |b| {
             b.iter(|| black_box(da.sum(Axes::All).unwrap()))
         });
+        // The same values copied into dlarray's own memory (the host pool: 64-byte aligned,
+        // huge pages from 4 MiB, as NumPy's allocator gives NumPy's and so torch's inputs in
+        // numeric_peers.py); `from_vec` above keeps the Vec's 16-byte-aligned 4 KiB pages,
+        // as ndarray and candle read theirs.
+        let dp = Array::from_slice(&x, &[n]).unwrap();
+        g.bench_function(BenchmarkId::new("dlarray_own_memory", label), |b| {
+            b.iter(|| black_box(dp.sum(Axes::All).unwrap()))
+        });
         let na = Array1::from(x.clone());
         g.bench_function(BenchmarkId::new("ndarray", label), |b| {
             b.iter(|| black_box(na.sum()))

@@ -54,12 +54,17 @@ print("```\n")
 print("## dlarray beside its peers on the CPU (one sitting)\n")
 print("Speed ratio peer time / dlarray time: above 1 dlarray is faster. dlarray, ndarray, candle")
 print("and memcpy from criterion (`benches/cpu_peers.rs`), NumPy and PyTorch from")
-print("`python/bench/numeric_peers.py`, medians. add allocates its result.\n")
+print("`python/bench/numeric_peers.py`, medians. add allocates its result. dlarray, ndarray and")
+print("candle read a Rust `Vec` (dlarray keeps it without a copy: 16-byte aligned, 4 KiB pages);")
+print("NumPy and torch read NumPy's memory (huge pages from 4 MiB). The last sum column reads")
+print("dlarray's own memory (the host pool: 64-byte aligned, huge pages from 4 MiB).\n")
 sizes = ["1K", "16K", "256K", "1M", "4M", "16M", "64M"]
 for group, name in (("add_f32", "add f32"), ("sum_f32", "sum f32")):
     print(f"### {name}\n")
-    print("| size | dlarray | GB/s | vs ndarray | vs candle | vs NumPy | vs torch | memcpy of the same bytes |")
-    print("|---|---|---|---|---|---|---|---|")
+    own = group == "sum_f32"
+    print("| size | dlarray | GB/s | vs ndarray | vs candle | vs NumPy | vs torch | memcpy of the same bytes |"
+          + (" dlarray on its own memory, vs the best peer |" if own else ""))
+    print("|---|---|---|---|---|---|---|---|" + ("---|" if own else ""))
     per = 12 if group == "add_f32" else 4
     for s in sizes:
         n = int(s[:-1]) * (1024 if s.endswith("K") else 1024 * 1024)
@@ -68,7 +73,13 @@ for group, name in (("add_f32", "add f32"), ("sum_f32", "sum f32")):
         mem = crit(group, "memcpy", s) if group == "add_f32" else None
         print(f"| {s} | {t(ours)} | {gbs} | {ratio(ours, crit(group, 'ndarray', s))} | "
               f"{ratio(ours, crit(group, 'candle', s))} | {ratio(ours, py.get(f'{group}/numpy/{s}'))} | "
-              f"{ratio(ours, py.get(f'{group}/torch/{s}'))} | {t(mem)} |")
+              f"{ratio(ours, py.get(f'{group}/torch/{s}'))} | {t(mem)} |", end="")
+        if own:
+            mine = crit(group, "dlarray_own_memory", s)
+            peers = [p for p in (crit(group, "ndarray", s), crit(group, "candle", s),
+                                 py.get(f"{group}/numpy/{s}"), py.get(f"{group}/torch/{s}")) if p]
+            print(f" {t(mine)}, {ratio(mine, min(peers) if peers else None)} |", end="")
+        print()
     print()
 mm = crit("matmul_f32_1024", "dlarray")
 print("### matmul f32 1024x1024 and an 8-element add\n")
