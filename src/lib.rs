@@ -34,6 +34,7 @@ pub mod interop;
 pub mod layout;
 pub mod random;
 mod shared;
+mod thread_blocks;
 
 pub use array::sharding::{Mesh, PartitionSpec, Sharding};
 pub use array::{Array, Axes, ScalarValue, Shard};

@@ -182,6 +182,7 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Shared<T> {
 /// dimension arrays, bounded (16 blocks of at most 1 KiB a thread) and freed when the thread
 /// ends.
 mod recycle {
+    use crate::thread_blocks::{self, ThreadBlocks};
     use std::alloc::{self, Layout};
     use std::cell::RefCell;
     use std::ptr::NonNull;
@@ -189,39 +190,22 @@ mod recycle {
     const SLOTS: usize = 16;
     const MAX_SIZE: usize = 1024;
 
-    /// Empty slots have no block.
-    struct Blocks([Option<(NonNull<u8>, Layout)>; SLOTS]);
-
-    impl Drop for Blocks {
-        fn drop(&mut self) {
-            for (ptr, layout) in self.0.iter().flatten() {
-                // SAFETY: each kept block came from `alloc::alloc` with its layout, and the
-                // cache was its only owner.
-                unsafe { alloc::dealloc(ptr.as_ptr(), *layout) };
-            }
-        }
+    thread_local! {
+        static BLOCKS: RefCell<ThreadBlocks<Layout, SLOTS>> =
+            const { RefCell::new(ThreadBlocks::new(dealloc)) };
     }
 
-    thread_local! {
-        static BLOCKS: RefCell<Blocks> = const { RefCell::new(Blocks([None; SLOTS])) };
+    /// # Safety
+    /// `ptr` came from `alloc::alloc(layout)` and no one uses it.
+    unsafe fn dealloc(ptr: NonNull<u8>, layout: Layout) {
+        // SAFETY: per the contract.
+        unsafe { alloc::dealloc(ptr.as_ptr(), layout) };
     }
 
     /// Memory for `layout` (non-zero size): a kept block, or the allocator's (which aborts
     /// when memory runs out, as `Box::new` does).
     pub(super) fn alloc(layout: Layout) -> NonNull<u8> {
-        // `try_with`/`try_borrow_mut`: during the thread's teardown, or re-entered from the
-        // allocator, the cache steps aside.
-        let kept = BLOCKS
-            .try_with(|b| {
-                let mut b = b.try_borrow_mut().ok()?;
-                let slot =
-                    b.0.iter_mut()
-                        .find(|s| matches!(s, Some((_, l)) if *l == layout))?;
-                slot.take().map(|(p, _)| p)
-            })
-            .ok()
-            .flatten();
-        if let Some(p) = kept {
+        if let Some(p) = thread_blocks::take(&BLOCKS, layout) {
             return p;
         }
         // SAFETY: every layout passed here is a `Counted<T>`'s, which has non-zero size (it
@@ -235,25 +219,11 @@ mod recycle {
     /// # Safety
     /// `ptr` came from `alloc(layout)`, holds no live value, and is not used afterwards.
     pub(super) unsafe fn free(ptr: NonNull<u8>, layout: Layout) {
-        let kept = layout.size() <= MAX_SIZE
-            && BLOCKS
-                .try_with(|b| {
-                    let Ok(mut b) = b.try_borrow_mut() else {
-                        return false;
-                    };
-                    match b.0.iter_mut().find(|s| s.is_none()) {
-                        Some(slot) => {
-                            *slot = Some((ptr, layout));
-                            true
-                        }
-                        None => false,
-                    }
-                })
-                .unwrap_or(false);
+        let kept = layout.size() <= MAX_SIZE && thread_blocks::put(&BLOCKS, ptr, layout);
         if !kept {
             // SAFETY: per the contract, from `alloc::alloc` (directly, or kept and handed out
             // again) with this layout, and unused from now on.
-            unsafe { alloc::dealloc(ptr.as_ptr(), layout) };
+            unsafe { dealloc(ptr, layout) };
         }
     }
 }

@@ -21,8 +21,7 @@ mod sorting;
 mod tiling;
 mod transfer;
 
-use crate::backends::SharedBuffer;
-use crate::backends::{self, Device, MemoryKind, TensorRef};
+use crate::backends::{self, Device, MemoryKind, Shared, SharedBuffer, TensorRef};
 use crate::dtype::{DType, Element, Scalar};
 use crate::error::{Error, Result};
 use crate::layout::{Dims, Layout, Slice, checked_size, normalize_axis};
@@ -570,7 +569,7 @@ impl Array {
         }
         let whole = self.gathered_single()?;
         let s = whole.reshaped(self.dtype(), &shape)?;
-        if crate::backends::Shared::ptr_eq(&s.buffer, &whole.buffer) {
+        if Shared::ptr_eq(&s.buffer, &whole.buffer) {
             return Ok(self.view_of(&s, s.layout.clone()));
         }
         // A copy is new memory: not read-only, whatever this array is.

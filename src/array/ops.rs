@@ -4,7 +4,7 @@
 
 use super::sharding::{PartitionSpec, Sharding};
 use super::{Array, Region, ShardData};
-use crate::backends::{BinaryOp, Device, MemoryKind, ReduceOp, TensorRef, UnaryOp};
+use crate::backends::{BinaryOp, Device, MemoryKind, ReduceOp, SharedBuffer, TensorRef, UnaryOp};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::layout::{Dims, Layout, broadcast_shapes, normalize_axis, same_shape};
@@ -137,7 +137,7 @@ pub(super) fn broadcast_region(region: &[Range<usize>], shape: &[usize]) -> Vec<
         .collect()
 }
 
-pub(super) fn shard_out(t: &Target, buffer: crate::backends::SharedBuffer) -> Result<ShardData> {
+pub(super) fn shard_out(t: &Target, buffer: SharedBuffer) -> Result<ShardData> {
     let shape: Vec<usize> = t.index.iter().map(|r| r.len()).collect();
     Ok(ShardData {
         device: t.device.clone(),
@@ -188,7 +188,7 @@ fn binary_kernel(
     shape: &[usize],
     compute: DType,
     out: DType,
-) -> Result<crate::backends::SharedBuffer> {
+) -> Result<SharedBuffer> {
     let la = broadcast_view(&a.layout, shape)?;
     let lb = broadcast_view(&b.layout, shape)?;
     let ta = TensorRef {

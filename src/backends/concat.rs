@@ -1,7 +1,6 @@
 //! Concatenation through the host: the default [`Backend::concat`](super::Backend::concat).
 
-use super::{Backend, MemoryKind, TensorRef};
-use crate::backends::SharedBuffer;
+use super::{Backend, MemoryKind, SharedBuffer, TensorRef};
 use crate::error::{Error, Result};
 use crate::layout::checked_bytes;
 

@@ -7,9 +7,8 @@ use super::stream::{StreamArg, export_sync};
 use super::tensor::{DLPackTensor, Owned};
 use super::{DlpackPolicy, dlpack_policy};
 use crate::array::Array;
-use crate::backends::SharedBuffer;
 use crate::backends::host::{HostBuffer, HostPool, physical_memory};
-use crate::backends::{Address, Device, DeviceBuffer, MemoryKind};
+use crate::backends::{Address, Device, DeviceBuffer, MemoryKind, Shared, SharedBuffer};
 use crate::error::{BufferError, Error, Result};
 use crate::layout::Layout;
 use std::ffi::c_void;
@@ -263,7 +262,7 @@ impl Array {
                         && !self
                             .shard_data()
                             .iter()
-                            .any(|o| crate::backends::Shared::ptr_eq(&o.buffer, &s.buffer));
+                            .any(|o| Shared::ptr_eq(&o.buffer, &s.buffer));
                     let buffer = if fresh {
                         s.buffer.clone()
                     } else {

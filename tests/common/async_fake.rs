@@ -16,13 +16,12 @@
 //! backend, runs the op there and writes the result back into device memory.
 #![allow(dead_code)]
 
-use dlarray::backends::SharedBuffer;
 use dlarray::dlpack::ffi::DLDeviceType;
 use dlarray::dlpack::{ExportSync, StreamConvention};
 use dlarray::host::{HostBackend, HostConfig};
 use dlarray::{
     Address, Backend, BinaryOp, DType, Device, DeviceBuffer, DeviceDesc, DlpackCapability, Error,
-    Layout, MemoryKind, Owner, ReduceOp, Result, Scalar, TensorRef, UnaryOp,
+    Layout, MemoryKind, Owner, ReduceOp, Result, Scalar, SharedBuffer, TensorRef, UnaryOp,
 };
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap, VecDeque};

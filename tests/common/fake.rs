@@ -1,11 +1,10 @@
 //! A configurable user backend for tests: host memory (so its kernels run), with any name,
 //! platform, platform version and hardware id.
 
-use dlarray::backends::SharedBuffer;
 use dlarray::host::{HostBackend, HostConfig};
 use dlarray::{
-    Backend, BinaryOp, DType, Device, DeviceDesc, MemoryKind, ReduceOp, Result, Scalar, TensorRef,
-    UnaryOp,
+    Backend, BinaryOp, DType, Device, DeviceDesc, MemoryKind, ReduceOp, Result, Scalar,
+    SharedBuffer, TensorRef, UnaryOp,
 };
 use std::sync::Arc;
 

@@ -47,10 +47,9 @@ pub use driver::{
 };
 pub use kernel::{KernelSource, KernelSpec, MapOp};
 
-use crate::backends::SharedBuffer;
 use crate::backends::{
     Address, Backend, BinaryOp, DeviceBuffer, DeviceDesc, DlpackCapability, MemoryKind, Owner,
-    ReduceOp, TensorRef, UnaryOp,
+    ReduceOp, SharedBuffer, TensorRef, UnaryOp,
 };
 use crate::dlpack::stream::ExportSync;
 use crate::dtype::{DType, Scalar};

@@ -257,6 +257,7 @@ impl HostPool {
 /// it exits; the shared cache's when the process does.
 mod small {
     use super::{Cache, HOST_ALIGN, free_block};
+    use crate::thread_blocks::{self, ThreadBlocks};
     use std::cell::RefCell;
     use std::ptr::NonNull;
     use std::sync::{LazyLock, Mutex};
@@ -272,57 +273,24 @@ mod small {
         class <= MAX_CLASS
     }
 
-    /// Free slots have class 0 (no block has it).
-    struct Blocks([(usize, Option<NonNull<u8>>); SLOTS]);
-
-    impl Drop for Blocks {
-        fn drop(&mut self) {
-            for &(class, ptr) in &self.0 {
-                if let Some(p) = ptr {
-                    free_block(p, class);
-                }
-            }
-        }
-    }
-
     thread_local! {
-        static BLOCKS: RefCell<Blocks> = const { RefCell::new(Blocks([(0, None); SLOTS])) };
+        static BLOCKS: RefCell<ThreadBlocks<usize, SLOTS>> =
+            const { RefCell::new(ThreadBlocks::new(free_block)) };
     }
 
     static SHARED: LazyLock<Mutex<Cache>> = LazyLock::new(Mutex::default);
 
     /// A cached block of `class` (at most `MAX_CLASS`), if one waits.
     pub(super) fn take(class: usize) -> Option<NonNull<u8>> {
-        // `try_with`: during the thread's teardown its cache is gone and the shared one serves.
-        let mine = BLOCKS
-            .try_with(|b| {
-                let mut b = b.try_borrow_mut().ok()?;
-                let slot = b.0.iter_mut().find(|s| s.0 == class)?;
-                slot.0 = 0;
-                slot.1.take()
-            })
-            .ok()
-            .flatten();
+        // During the thread's teardown its cache is gone and the shared one serves.
+        let mine = thread_blocks::take(&BLOCKS, class);
         mine.or_else(|| SHARED.lock().unwrap_or_else(|e| e.into_inner()).take(class))
     }
 
     /// Keeps `ptr` (a block of `class`, at most `MAX_CLASS`), or frees it when the caches are
     /// full.
     pub(super) fn put(ptr: NonNull<u8>, class: usize) {
-        let kept = BLOCKS
-            .try_with(|b| {
-                let Ok(mut b) = b.try_borrow_mut() else {
-                    return false;
-                };
-                match b.0.iter_mut().find(|s| s.0 == 0) {
-                    Some(slot) => {
-                        *slot = (class, Some(ptr));
-                        true
-                    }
-                    None => false,
-                }
-            })
-            .unwrap_or(false);
+        let kept = thread_blocks::put(&BLOCKS, ptr, class);
         if !kept {
             Cache::keep_or_free(&SHARED, SHARED_BYTES, ptr, class);
         }

@@ -20,9 +20,9 @@ mod view;
 pub use buffer::{HOST_ALIGN, HostBuffer, HostPool, physical_memory, try_host_vec};
 pub use foreign::ForeignBuffer;
 
-use crate::backends::SharedBuffer;
 use crate::backends::{
-    Backend, BinaryOp, DeviceDesc, DlpackCapability, MemoryKind, ReduceOp, TensorRef, UnaryOp,
+    Backend, BinaryOp, DeviceDesc, DlpackCapability, MemoryKind, ReduceOp, SharedBuffer, TensorRef,
+    UnaryOp,
 };
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};

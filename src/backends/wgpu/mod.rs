@@ -17,9 +17,10 @@ mod serial;
 mod strided;
 mod wgsl;
 
-use crate::backends::SharedBuffer;
 use crate::backends::op::expect_out;
-use crate::backends::{Backend, BinaryOp, DeviceDesc, MemoryKind, ReduceOp, TensorRef, UnaryOp};
+use crate::backends::{
+    Backend, BinaryOp, DeviceDesc, MemoryKind, ReduceOp, SharedBuffer, TensorRef, UnaryOp,
+};
 use crate::dtype::{DType, Element, Scalar};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
