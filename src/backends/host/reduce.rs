@@ -3,7 +3,7 @@
 
 use super::engine::{SendPtr, alloc_out, chunk_len, out_ptr, out_slice, par_for, par_min_bytes};
 use super::math::{Arith, Real, dispatch, dispatch_arith};
-use super::simd::wide;
+use super::simd::{self, wide};
 use super::view::View;
 use super::{HostBackend, HostBuffer, HostDevice};
 use crate::backends::{ReduceOp, TensorRef};
@@ -36,16 +36,24 @@ trait SumAcc: Element {
     type Acc: Arith;
     fn widen(self) -> Self::Acc;
     fn narrow(a: Self::Acc) -> Self;
+    /// `acc` plus the sum of a contiguous run by an explicitly vectorised loop, where this
+    /// type and processor have one (`None`: use the generic lanes).
+    #[inline(always)]
+    fn sum_run(_acc: Self::Acc, _xs: &[Self]) -> Option<Self::Acc> {
+        None
+    }
 }
 macro_rules! sum_self {
-    ($($t:ty),*) => {$(impl SumAcc for $t {
+    ($($t:ty $(=> $run:path)?),*) => {$(impl SumAcc for $t {
         type Acc = $t;
         #[inline(always)] fn widen(self) -> $t { self }
         #[inline(always)] fn narrow(a: $t) -> $t { a }
+        $(#[inline(always)] fn sum_run(acc: $t, xs: &[$t]) -> Option<$t> { $run(acc, xs) })?
     })*};
 }
 sum_self!(
-    i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, Complex32, Complex64
+    i8, i16, i32, i64, u8, u16, u32, u64, f32 => simd::sum_f32, f64 => simd::sum_f64, Complex32,
+    Complex64
 );
 impl SumAcc for f16 {
     type Acc = f32;
@@ -88,6 +96,9 @@ impl<T: SumAcc> Reducer<T> for Sum {
     }
     #[inline(always)] // into `wide`'s AVX2 copy
     fn fold_slice(&self, acc: T::Acc, xs: &[T]) -> T::Acc {
+        if let Some(total) = T::sum_run(acc, xs) {
+            return total;
+        }
         let mut lanes = [T::Acc::ZERO; LANES];
         let mut chunks = xs.chunks_exact(LANES);
         for c in &mut chunks {

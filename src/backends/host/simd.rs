@@ -25,9 +25,145 @@ fn avx2<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// `acc` plus the sum of `xs`, in 64 independent partial sums where the processor has AVX2.
+///
+/// LLVM's own vectorising of the generic lane loop leaves 16 partial sums, two vector
+/// chains that wait on the add's latency every step, and a 16-step serial merge: ~45 ns of a
+/// 1K sum that eight chains and a pairwise merge finish in ~20. The partial sums are taken
+/// in a fixed order, so a given array sums to the same bits on every run.
+pub(crate) fn sum_f32(acc: f32, xs: &[f32]) -> Option<f32> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2, checked just above.
+        return Some(unsafe { x86::sum_f32(acc, xs) });
+    }
+    let _ = (acc, xs);
+    None
+}
+
+/// As [`sum_f32`], for f64: 32 partial sums.
+pub(crate) fn sum_f64(acc: f64, xs: &[f64]) -> Option<f64> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2, checked just above.
+        return Some(unsafe { x86::sum_f64(acc, xs) });
+    }
+    let _ = (acc, xs);
+    None
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    /// Eight vector accumulators: enough independent adds in flight to cover the add's
+    /// latency at two adds per cycle.
+    const ACCS: usize = 8;
+
+    /// # Safety
+    /// The processor must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn sum_f32(acc: f32, xs: &[f32]) -> f32 {
+        const W: usize = 8;
+        let mut blocks = xs.chunks_exact(W * ACCS);
+        let mut rows = blocks.remainder().chunks_exact(W);
+        // SAFETY: every load reads W elements inside a chunk of at least W elements of
+        // `xs`; AVX2 is present per this function's contract.
+        let v = unsafe {
+            let mut v = [_mm256_setzero_ps(); ACCS];
+            for b in &mut blocks {
+                for (k, a) in v.iter_mut().enumerate() {
+                    *a = _mm256_add_ps(*a, _mm256_loadu_ps(b.as_ptr().add(k * W)));
+                }
+            }
+            for r in &mut rows {
+                v[0] = _mm256_add_ps(v[0], _mm256_loadu_ps(r.as_ptr()));
+            }
+            let q = [
+                _mm256_add_ps(v[0], v[4]),
+                _mm256_add_ps(v[1], v[5]),
+                _mm256_add_ps(v[2], v[6]),
+                _mm256_add_ps(v[3], v[7]),
+            ];
+            let s = _mm256_add_ps(_mm256_add_ps(q[0], q[2]), _mm256_add_ps(q[1], q[3]));
+            let h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+            let h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+            _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)))
+        };
+        rows.remainder().iter().fold(acc + v, |a, &x| a + x)
+    }
+
+    /// # Safety
+    /// The processor must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn sum_f64(acc: f64, xs: &[f64]) -> f64 {
+        const W: usize = 4;
+        let mut blocks = xs.chunks_exact(W * ACCS);
+        let mut rows = blocks.remainder().chunks_exact(W);
+        // SAFETY: as in `sum_f32`.
+        let v = unsafe {
+            let mut v = [_mm256_setzero_pd(); ACCS];
+            for b in &mut blocks {
+                for (k, a) in v.iter_mut().enumerate() {
+                    *a = _mm256_add_pd(*a, _mm256_loadu_pd(b.as_ptr().add(k * W)));
+                }
+            }
+            for r in &mut rows {
+                v[0] = _mm256_add_pd(v[0], _mm256_loadu_pd(r.as_ptr()));
+            }
+            let q = [
+                _mm256_add_pd(v[0], v[4]),
+                _mm256_add_pd(v[1], v[5]),
+                _mm256_add_pd(v[2], v[6]),
+                _mm256_add_pd(v[3], v[7]),
+            ];
+            let s = _mm256_add_pd(_mm256_add_pd(q[0], q[2]), _mm256_add_pd(q[1], q[3]));
+            let h = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
+            _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)))
+        };
+        rows.remainder().iter().fold(acc + v, |a, &x| a + x)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::wide;
+    use super::{sum_f32, sum_f64, wide};
+
+    #[test]
+    fn explicit_sums_match_a_plain_sum_at_every_length_and_offset() {
+        // Integers below 2^24 sum exactly in any order, so every tail and block boundary
+        // must give the same total as the plain loop.
+        let xs: Vec<f32> = (0..300).map(|i| (i % 17) as f32 - 5.0).collect();
+        let ys: Vec<f64> = xs.iter().map(|&x| f64::from(x) * 3.0).collect();
+        for start in 0..9 {
+            for end in start..xs.len() {
+                let plain: f32 = xs[start..end].iter().sum();
+                if let Some(s) = sum_f32(1.5, &xs[start..end]) {
+                    assert_eq!(s, plain + 1.5, "f32 {start}..{end}");
+                }
+                let plain: f64 = ys[start..end].iter().sum();
+                if let Some(s) = sum_f64(-2.0, &ys[start..end]) {
+                    assert_eq!(s, plain - 2.0, "f64 {start}..{end}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn explicit_sums_propagate_nan_and_infinity() {
+        let mut xs = vec![1.0f32; 200];
+        xs[137] = f32::INFINITY;
+        if let Some(s) = sum_f32(0.0, &xs) {
+            assert_eq!(s, f32::INFINITY);
+            xs[3] = f32::NEG_INFINITY;
+            assert!(sum_f32(0.0, &xs).unwrap().is_nan());
+        }
+        let mut ys = vec![1.0f64; 77];
+        ys[76] = f64::NAN;
+        if let Some(s) = sum_f64(0.0, &ys) {
+            assert!(s.is_nan());
+        }
+    }
 
     #[test]
     fn wide_returns_what_the_closure_returns() {
