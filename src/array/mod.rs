@@ -193,24 +193,23 @@ impl Array {
         buffer: SharedBuffer,
         layout: Layout,
     ) -> Array {
-        let mut index = Region::new();
-        for &n in layout.shape() {
-            index.push(0..n);
-        }
-        let shape: Dims = SmallVec::from_slice(layout.shape());
-        let mut shards = Shards::new();
-        shards.push(ShardData {
-            device,
-            index,
-            buffer,
-            layout,
-        });
-        Array(RcInner::new(Inner {
-            shape,
-            dtype,
-            sharding: OnceLock::new(),
-            shards,
-            read_only: false,
+        Array(RcInner::new_with(|| {
+            let mut index = Region::new();
+            for &n in layout.shape() {
+                index.push(0..n);
+            }
+            Inner {
+                shape: SmallVec::from_slice(layout.shape()),
+                dtype,
+                sharding: OnceLock::new(),
+                shards: smallvec::smallvec![ShardData {
+                    device,
+                    index,
+                    buffer,
+                    layout,
+                }],
+                read_only: false,
+            }
         }))
     }
 

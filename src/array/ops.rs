@@ -386,17 +386,23 @@ impl Array {
     /// reduced axis is split, else on the array gathered to its first device.
     pub fn reduce(&self, op: ReduceOp, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
         let nd = self.ndim();
-        let mut axes: Dims = match axes.into() {
+        let axes: Dims = match axes.into() {
+            // The common case, built without SmallVec's general `collect` (a tenth of a small
+            // sum's overhead went to collecting these two lists).
+            Axes::All if nd <= 4 => Dims::from_buf_and_len([0, 1, 2, 3], nd),
             Axes::All => (0..nd).collect(),
-            Axes::These(v) => v
-                .iter()
-                .map(|&a| normalize_axis(a, nd))
-                .collect::<Result<_>>()?,
+            Axes::These(v) => {
+                let mut axes = v
+                    .iter()
+                    .map(|&a| normalize_axis(a, nd))
+                    .collect::<Result<Dims>>()?;
+                axes.sort_unstable();
+                if axes.windows(2).any(|w| w[0] == w[1]) {
+                    return Err(Error::invalid(format!("duplicate axis in {axes:?}")));
+                }
+                axes
+            }
         };
-        axes.sort_unstable();
-        if axes.windows(2).any(|w| w[0] == w[1]) {
-            return Err(Error::invalid(format!("duplicate axis in {axes:?}")));
-        }
         let extent: usize = axes.iter().map(|&a| self.shape()[a]).product();
         if extent == 0 && !matches!(op, ReduceOp::Sum | ReduceOp::Prod) {
             return Err(Error::invalid(format!(
@@ -410,17 +416,21 @@ impl Array {
             _ => self.dtype(),
         };
         let keep = |k: usize| !axes.contains(&k);
-        let out_shape: Dims = (0..nd)
-            .filter_map(|k| {
-                if keep(k) {
-                    Some(self.shape()[k])
-                } else if keepdims {
-                    Some(1)
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let out_shape: Dims = match (axes.len() == nd, keepdims) {
+            (true, false) => Dims::new(),
+            (true, true) => Dims::from_elem(1, nd),
+            _ => (0..nd)
+                .filter_map(|k| {
+                    if keep(k) {
+                        Some(self.shape()[k])
+                    } else if keepdims {
+                        Some(1)
+                    } else {
+                        None
+                    }
+                })
+                .collect(),
+        };
         // One device: the kernel's output is the whole result. The common case, and the
         // general path below allocates a target list and a shard list per op.
         if let Some(s) = self.single().filter(|_| self.has_single_device_sharding()) {
