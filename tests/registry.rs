@@ -194,6 +194,28 @@ fn users_register_their_own_backends() {
 /// No Vulkan driver: wgpu is unavailable (with the reason) at once, and requiring it fails.
 #[cfg(all(feature = "wgpu", target_os = "linux"))]
 #[test]
+fn to_vec_reads_a_user_backend_and_refuses_one_that_hands_back_other_memory() {
+    let x = Array::from_vec(vec![1.5f32, -2.0, 3.25, 8.0], &[2, 2]).unwrap();
+    // The host backend's own download writes the vector's memory directly.
+    let good = fake_device_with("honest", "cpu", "acme 1", Some(0), 1, &[]);
+    let on = x.to_device(&good).unwrap();
+    assert_eq!(on.to_vec::<f32>().unwrap(), [1.5, -2.0, 3.25, 8.0]);
+    assert_eq!(
+        on.t().unwrap().to_vec::<f32>().unwrap(),
+        [1.5, 3.25, -2.0, 8.0]
+    );
+    assert!(matches!(on.to_vec::<i32>(), Err(Error::ElementType { .. })));
+    // A backend whose download_uninit returns memory of its own: an error, not its bytes.
+    let liar = fake_device_with("liar", "cpu", "acme 1", Some(0), 1, &[]);
+    let err = x.to_device(&liar).unwrap().to_vec::<f32>().unwrap_err();
+    assert!(
+        matches!(&err, Error::Backend { backend, message }
+            if backend == "liar" && message.contains("other than the buffer")),
+        "{err}"
+    );
+}
+
+#[test]
 fn wgpu_without_a_driver_is_unavailable_not_a_panic() {
     let no_driver = [
         ("VK_ICD_FILENAMES", "/nonexistent/icd.json"),

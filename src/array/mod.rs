@@ -475,6 +475,9 @@ impl Array {
             });
         }
         let n = self.size();
+        if let Some(s) = self.single().filter(|_| n > 0) {
+            return self.download_vec(s, n);
+        }
         let mut out: Vec<T> = crate::backends::host::try_host_vec(n, "host")?;
         // SAFETY: `out` holds n initialised elements of T (plain data), viewed as bytes for
         // the copy (try_host_vec checked that n * size_of::<T>() fits); every byte written
@@ -486,6 +489,37 @@ impl Array {
             )
         };
         self.read_bytes(bytes)?;
+        Ok(out)
+    }
+
+    /// `to_vec` of a single-device array: its `n` elements downloaded straight into the
+    /// vector's unused capacity, with no zeroing pass first.
+    fn download_vec<T: Element>(&self, s: &ShardData, n: usize) -> Result<Vec<T>> {
+        let mut out: Vec<T> = crate::backends::host::try_host_capacity(n, "host")?;
+        // try_host_capacity checked that n elements' bytes fit in usize.
+        let bytes = n * std::mem::size_of::<T>();
+        let start = out.as_mut_ptr() as *mut u8;
+        // SAFETY: the vector's capacity holds at least n elements of T, i.e. `bytes` bytes
+        // from `start`, uninitialised, which `MaybeUninit<u8>` allows; nothing else refers
+        // to them while `raw` lives.
+        let raw = unsafe {
+            std::slice::from_raw_parts_mut(start as *mut std::mem::MaybeUninit<u8>, bytes)
+        };
+        let written = s
+            .device
+            .backend()
+            .download_uninit(s.tensor(self.dtype()), raw)?;
+        if !std::ptr::eq(written.as_ptr(), start) || written.len() != bytes {
+            return Err(Error::Backend {
+                backend: s.device.backend_name().to_string(),
+                message: "download_uninit returned memory other than the buffer it was given"
+                    .into(),
+            });
+        }
+        // SAFETY: `written` is the same `bytes` bytes, initialised (it is a `&mut [u8]`):
+        // the array's elements in its dtype, which is T's (checked by the caller), the very
+        // bytes the other path of `to_vec` writes over an initialised vector of T.
+        unsafe { out.set_len(n) };
         Ok(out)
     }
 

@@ -139,6 +139,22 @@ pub trait Backend: Send + Sync + Debug {
     /// Copies the elements of `src` (row-major order) into `dst`, which has exactly
     /// `src.layout.size() * dtype size` bytes. Waits for the work producing `src` only.
     fn download(&self, src: TensorRef<'_>, dst: &mut [u8]) -> Result<()>;
+    /// `download` into memory that may be uninitialised, returning `dst` written (the same
+    /// memory: the caller checks). Backends that copy without reading `dst` override it; the
+    /// default zeroes `dst` first, a second pass over the bytes that `Array::to_vec` of host
+    /// memory paid before every copy.
+    fn download_uninit<'a>(
+        &self,
+        src: TensorRef<'_>,
+        dst: &'a mut [std::mem::MaybeUninit<u8>],
+    ) -> Result<&'a mut [u8]> {
+        dst.fill(std::mem::MaybeUninit::new(0));
+        // SAFETY: every byte of `dst` was just initialised, and `MaybeUninit<u8>` has the
+        // layout of `u8`.
+        let dst = unsafe { &mut *(dst as *mut [std::mem::MaybeUninit<u8>] as *mut [u8]) };
+        self.download(src, dst)?;
+        Ok(dst)
+    }
     /// A contiguous copy of `src` on `device` (this backend) in memory `kind`.
     fn copy(&self, src: TensorRef<'_>, device: usize, kind: MemoryKind) -> Result<SharedBuffer>;
 

@@ -96,6 +96,17 @@ impl Backend for Fake {
     fn download(&self, s: TensorRef<'_>, dst: &mut [u8]) -> Result<()> {
         self.inner.download(s, dst)
     }
+    fn download_uninit<'a>(
+        &self,
+        s: TensorRef<'_>,
+        dst: &'a mut [std::mem::MaybeUninit<u8>],
+    ) -> Result<&'a mut [u8]> {
+        if self.name == "liar" {
+            // A broken backend: hands back memory of its own instead of `dst`.
+            return Ok(Box::leak(vec![7u8; dst.len()].into_boxed_slice()));
+        }
+        self.inner.download_uninit(s, dst)
+    }
     fn copy(&self, s: TensorRef<'_>, d: usize, k: MemoryKind) -> Result<SharedBuffer> {
         self.inner.copy(s, d, k)
     }

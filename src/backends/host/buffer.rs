@@ -56,6 +56,28 @@ fn advise_huge(ptr: NonNull<u8>, class: usize) {
     let _ = (ptr, class);
 }
 
+/// `advise_huge` for memory of the Rust allocator (a vector `to_vec` fills, a staging
+/// buffer): the page-aligned part of `ptr..ptr+len`, from 4 MiB on, as NumPy advises its
+/// arrays. A fresh 4 MiB vector otherwise takes 1,024 page faults as it is first written,
+/// which cost a 4 MiB `to_vec` more than the copy itself.
+fn advise_huge_range(ptr: *mut u8, len: usize) {
+    #[cfg(target_os = "linux")]
+    if len >= HUGE_BLOCK {
+        const PAGE: usize = 4096;
+        let start = (ptr as usize).next_multiple_of(PAGE);
+        let end = (ptr as usize + len) / PAGE * PAGE;
+        if end > start {
+            // SAFETY: `start..end` lies inside one live allocation the caller owns (`ptr..ptr
+            // + len`) and is page aligned; MADV_HUGEPAGE changes no contents.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (ptr, len);
+}
+
 fn size_class(bytes: usize) -> Option<usize> {
     let step = if bytes <= SMALL_BLOCK {
         HOST_ALIGN
@@ -400,6 +422,13 @@ pub fn physical_memory() -> u64 {
 /// than physical memory (the kernel's overcommit would let it through, then kill the process
 /// on first touch) or refused by the allocator (`vec![..]` would abort instead).
 pub fn try_host_vec<T: Clone + Default>(n: usize, device: &str) -> Result<Vec<T>> {
+    let mut v = try_host_capacity(n, device)?;
+    v.resize(n, T::default());
+    Ok(v)
+}
+
+/// An empty vector with room for `n` elements, with `try_host_vec`'s checks and errors.
+pub(crate) fn try_host_capacity<T>(n: usize, device: &str) -> Result<Vec<T>> {
     let item = std::mem::size_of::<T>().max(1);
     let oom = |reason: String| Error::OutOfMemory {
         device: device.to_string(),
@@ -413,9 +442,9 @@ pub fn try_host_vec<T: Clone + Default>(n: usize, device: &str) -> Result<Vec<T>
             physical_memory()
         )));
     }
-    let mut v = Vec::new();
+    let mut v: Vec<T> = Vec::new();
     v.try_reserve_exact(n).map_err(|e| oom(e.to_string()))?;
-    v.resize(n, T::default());
+    advise_huge_range(v.as_mut_ptr().cast(), bytes);
     Ok(v)
 }
 

@@ -23,12 +23,13 @@ pub(crate) fn cast(
     }))
 }
 
-/// Copies the elements of `src` in row-major order into `dst` (exactly their byte size).
+/// Copies the elements of `src` in row-major order into `dst` (exactly their byte size),
+/// writing every byte and reading none.
 pub(crate) fn copy_to_bytes(
     be: &HostBackend,
     dev: &HostDevice,
     src: TensorRef<'_>,
-    dst: &mut [u8],
+    dst: &mut [MaybeUninit<u8>],
 ) -> Result<()> {
     crate::with_dtype!(src.dtype, T => copy_typed::<T>(be, dev, src, dst))
 }
@@ -37,11 +38,16 @@ fn copy_typed<T: Element>(
     be: &HostBackend,
     dev: &HostDevice,
     src: TensorRef<'_>,
-    dst: &mut [u8],
+    dst: &mut [MaybeUninit<u8>],
 ) -> Result<()> {
     let v = be.view::<T>(src)?;
     if let Some(s) = v.as_slice() {
-        par_memcpy(dev, s.as_ptr() as *const u8, dst.as_mut_ptr(), dst.len());
+        par_memcpy(
+            dev,
+            s.as_ptr() as *const u8,
+            dst.as_mut_ptr() as *mut u8,
+            dst.len(),
+        );
         return Ok(());
     }
     if (dst.as_mut_ptr() as usize) % std::mem::align_of::<T>() == 0 {
@@ -55,7 +61,7 @@ fn copy_typed<T: Element>(
         // The caller's bytes are not aligned for T: gather into an aligned block first.
         let mut tmp = alloc_out::<T>(dev, v.layout.size())?;
         map1(dev, v, out_ptr(&mut tmp), |e: T| e);
-        par_memcpy(dev, tmp.as_ptr(), dst.as_mut_ptr(), dst.len());
+        par_memcpy(dev, tmp.as_ptr(), dst.as_mut_ptr() as *mut u8, dst.len());
     }
     Ok(())
 }

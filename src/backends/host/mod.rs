@@ -17,6 +17,7 @@ mod reduce;
 mod simd;
 mod view;
 
+pub(crate) use buffer::try_host_capacity;
 pub use buffer::{HOST_ALIGN, HostBuffer, HostPool, physical_memory, try_host_vec};
 pub use foreign::ForeignBuffer;
 
@@ -277,6 +278,17 @@ impl Backend for HostBackend {
     }
 
     fn download(&self, src: TensorRef<'_>, dst: &mut [u8]) -> Result<()> {
+        // SAFETY: `u8` and `MaybeUninit<u8>` share a layout, and only initialised bytes are
+        // written through the view.
+        let raw = unsafe { &mut *(dst as *mut [u8] as *mut [std::mem::MaybeUninit<u8>]) };
+        self.download_uninit(src, raw).map(|_| ())
+    }
+
+    fn download_uninit<'a>(
+        &self,
+        src: TensorRef<'_>,
+        dst: &'a mut [std::mem::MaybeUninit<u8>],
+    ) -> Result<&'a mut [u8]> {
         let want = src.layout.size().checked_mul(src.dtype.size_in_bytes());
         if want != Some(dst.len()) {
             return Err(Error::invalid(format!(
@@ -287,7 +299,9 @@ impl Backend for HostBackend {
             )));
         }
         let dev = self.device_of(&src)?;
-        cast::copy_to_bytes(self, dev, src, dst)
+        cast::copy_to_bytes(self, dev, src, dst)?;
+        // SAFETY: `copy_to_bytes` wrote every byte of `dst` (its whole length).
+        Ok(unsafe { &mut *(dst as *mut [std::mem::MaybeUninit<u8>] as *mut [u8]) })
     }
 
     fn copy(&self, src: TensorRef<'_>, device: usize, kind: MemoryKind) -> Result<SharedBuffer> {
@@ -295,8 +309,14 @@ impl Backend for HostBackend {
         let bytes =
             crate::layout::checked_bytes(src.layout.size(), src.dtype.size_in_bytes(), dev.name())?;
         let mut buf = dev.alloc(bytes, kind)?;
-        // SAFETY: `buf` was just allocated with exactly `bytes` bytes and is not shared.
-        let dst = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr(), bytes) };
+        // SAFETY: `buf` was just allocated with exactly `bytes` bytes and is not shared; the
+        // bytes may be uninitialised, which `MaybeUninit` allows.
+        let dst = unsafe {
+            std::slice::from_raw_parts_mut(
+                buf.as_mut_ptr() as *mut std::mem::MaybeUninit<u8>,
+                bytes,
+            )
+        };
         cast::copy_to_bytes(self, dev, src, dst)?;
         Ok(finish(buf))
     }
