@@ -234,7 +234,28 @@ pub(crate) fn widened(
 struct Extreme {
     max: bool,
 }
-impl<T: Real> Reducer<T> for Extreme {
+
+/// A max or min of a contiguous run by an explicitly vectorised loop, where this type and
+/// processor have one and the run holds no NaN (`None`: use the generic lanes).
+trait ExtremeRun: Real {
+    #[inline(always)]
+    fn extreme_run(_acc: Self, _xs: &[Self], _max: bool) -> Option<Self> {
+        None
+    }
+}
+macro_rules! extreme_run {
+    ($($t:ty $(=> $run:path)?),*) => {$(impl ExtremeRun for $t {
+        $(#[inline(always)] fn extreme_run(acc: $t, xs: &[$t], max: bool) -> Option<$t> {
+            $run(acc, xs, max)
+        })?
+    })*};
+}
+extreme_run!(
+    i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32 => simd::extreme_f32,
+    f64 => simd::extreme_f64
+);
+
+impl<T: ExtremeRun> Reducer<T> for Extreme {
     type Acc = T;
     type Out = T;
     fn init(&self) -> T {
@@ -255,6 +276,9 @@ impl<T: Real> Reducer<T> for Extreme {
     /// lanes are folded together with the same NaN-keeping max/min.
     #[inline(always)] // into `wide`'s AVX2 copy
     fn fold_slice(&self, acc: T, xs: &[T]) -> T {
+        if let Some(total) = T::extreme_run(acc, xs, self.max) {
+            return total;
+        }
         let mut lanes = [acc; LANES];
         let mut chunks = xs.chunks_exact(LANES);
         if self.max {

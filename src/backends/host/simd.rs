@@ -52,6 +52,31 @@ pub(crate) fn sum_f64(acc: f64, xs: &[f64]) -> Option<f64> {
     None
 }
 
+/// The max (or min) of `acc` and `xs` by an explicit AVX2 loop, where the processor has AVX2
+/// and `xs` holds no NaN (`None` otherwise: the caller's scalar rule then decides, as NaN
+/// propagates whichever element it is). The generic lanes took ~250 ns for 1K f32, a
+/// compare and a blend per element behind a 16-step serial merge.
+pub(crate) fn extreme_f32(acc: f32, xs: &[f32], max: bool) -> Option<f32> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && !acc.is_nan() {
+        // SAFETY: the processor has AVX2, checked just above.
+        return unsafe { x86::extreme_f32(acc, xs, max) };
+    }
+    let _ = (acc, xs, max);
+    None
+}
+
+/// As [`extreme_f32`], for f64.
+pub(crate) fn extreme_f64(acc: f64, xs: &[f64], max: bool) -> Option<f64> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && !acc.is_nan() {
+        // SAFETY: the processor has AVX2, checked just above.
+        return unsafe { x86::extreme_f64(acc, xs, max) };
+    }
+    let _ = (acc, xs, max);
+    None
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
@@ -93,6 +118,99 @@ mod x86 {
         rows.remainder().iter().fold(acc + v, |a, &x| a + x)
     }
 
+    /// The body of `extreme_f32` / `extreme_f64`: four vector accumulators and a mask of
+    /// the NaNs met (`vmaxps` alone would drop them: it returns its second operand when
+    /// either is NaN).
+    macro_rules! extreme {
+        ($acc:ident, $xs:ident, $max:ident, $t:ty, $w:expr, $set1:ident, $zero:ident, $load:ident,
+         $maxv:ident, $minv:ident, $or:ident, $cmp:ident, $movemask:ident, $store:ident) => {{
+            const W: usize = $w;
+            const A: usize = 4;
+            let mut blocks = $xs.chunks_exact(W * A);
+            let mut rows = blocks.remainder().chunks_exact(W);
+            // SAFETY: every load reads W elements inside a chunk of at least W elements of
+            // `xs`, the store writes W elements into `lanes`; AVX2 is present per this
+            // function's contract.
+            let (lanes, nan) = unsafe {
+                let mut v = [$set1($acc); A];
+                let mut nan = $zero();
+                for b in &mut blocks {
+                    for (k, a) in v.iter_mut().enumerate() {
+                        let x = $load(b.as_ptr().add(k * W));
+                        nan = $or(nan, $cmp::<_CMP_UNORD_Q>(x, x));
+                        *a = if $max { $maxv(*a, x) } else { $minv(*a, x) };
+                    }
+                }
+                for r in &mut rows {
+                    let x = $load(r.as_ptr());
+                    nan = $or(nan, $cmp::<_CMP_UNORD_Q>(x, x));
+                    v[0] = if $max { $maxv(v[0], x) } else { $minv(v[0], x) };
+                }
+                let m = if $max {
+                    $maxv($maxv(v[0], v[1]), $maxv(v[2], v[3]))
+                } else {
+                    $minv($minv(v[0], v[1]), $minv(v[2], v[3]))
+                };
+                let mut lanes = [0 as $t; W];
+                $store(lanes.as_mut_ptr(), m);
+                (lanes, $movemask(nan))
+            };
+            if nan != 0 {
+                return None;
+            }
+            let pick = |a: $t, x: $t| {
+                let keep = if $max { a > x } else { a < x };
+                if keep || a.is_nan() { a } else { x }
+            };
+            let total = lanes.into_iter().fold($acc, pick);
+            Some(rows.remainder().iter().fold(total, |a, &x| pick(a, x)))
+        }};
+    }
+
+    /// # Safety
+    /// The processor must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn extreme_f32(acc: f32, xs: &[f32], max: bool) -> Option<f32> {
+        extreme!(
+            acc,
+            xs,
+            max,
+            f32,
+            8,
+            _mm256_set1_ps,
+            _mm256_setzero_ps,
+            _mm256_loadu_ps,
+            _mm256_max_ps,
+            _mm256_min_ps,
+            _mm256_or_ps,
+            _mm256_cmp_ps,
+            _mm256_movemask_ps,
+            _mm256_storeu_ps
+        )
+    }
+
+    /// # Safety
+    /// The processor must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn extreme_f64(acc: f64, xs: &[f64], max: bool) -> Option<f64> {
+        extreme!(
+            acc,
+            xs,
+            max,
+            f64,
+            4,
+            _mm256_set1_pd,
+            _mm256_setzero_pd,
+            _mm256_loadu_pd,
+            _mm256_max_pd,
+            _mm256_min_pd,
+            _mm256_or_pd,
+            _mm256_cmp_pd,
+            _mm256_movemask_pd,
+            _mm256_storeu_pd
+        )
+    }
+
     /// # Safety
     /// The processor must have AVX2.
     #[target_feature(enable = "avx2")]
@@ -127,7 +245,7 @@ mod x86 {
 
 #[cfg(test)]
 mod tests {
-    use super::{sum_f32, sum_f64, wide};
+    use super::{extreme_f32, extreme_f64, sum_f32, sum_f64, wide};
 
     #[test]
     fn explicit_sums_match_a_plain_sum_at_every_length_and_offset() {
@@ -147,6 +265,43 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn explicit_extremes_match_the_scalar_rule_and_leave_nan_to_it() {
+        let xs: Vec<f32> = (0..300).map(|i| ((i * 37) % 101) as f32 - 50.5).collect();
+        let ys: Vec<f64> = xs.iter().map(|&x| f64::from(x) * -1.5).collect();
+        for max in [true, false] {
+            let pick32 = |a: f32, b: f32| if max { a.max(b) } else { a.min(b) };
+            let pick64 = |a: f64, b: f64| if max { a.max(b) } else { a.min(b) };
+            for start in 0..9 {
+                for end in start..xs.len() {
+                    let acc = if max { -60.0 } else { 60.0 };
+                    let want = xs[start..end].iter().fold(acc, |a, &b| pick32(a, b));
+                    if let Some(got) = extreme_f32(acc, &xs[start..end], max) {
+                        assert_eq!(got, want, "f32 max={max} {start}..{end}");
+                    }
+                    let want = ys[start..end].iter().fold(acc.into(), |a, &b| pick64(a, b));
+                    if let Some(got) = extreme_f64(acc.into(), &ys[start..end], max) {
+                        assert_eq!(got, want, "f64 max={max} {start}..{end}");
+                    }
+                }
+            }
+        }
+        // A NaN anywhere (block, row or tail) is left to the caller, or propagates.
+        for at in [0, 40, 299] {
+            let mut zs = xs.clone();
+            zs[at] = f32::NAN;
+            assert!(
+                extreme_f32(0.0, &zs, true).is_none_or(f32::is_nan),
+                "NaN at {at}"
+            );
+            assert!(
+                extreme_f32(0.0, &zs, false).is_none_or(f32::is_nan),
+                "NaN at {at}"
+            );
+        }
+        assert!(extreme_f32(f32::NAN, &xs, true).is_none());
     }
 
     #[test]
