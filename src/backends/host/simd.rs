@@ -85,39 +85,6 @@ mod x86 {
     /// latency at two adds per cycle.
     const ACCS: usize = 8;
 
-    /// # Safety
-    /// The processor must have AVX2.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn sum_f32(acc: f32, xs: &[f32]) -> f32 {
-        const W: usize = 8;
-        let mut blocks = xs.chunks_exact(W * ACCS);
-        let mut rows = blocks.remainder().chunks_exact(W);
-        // SAFETY: every load reads W elements inside a chunk of at least W elements of
-        // `xs`; AVX2 is present per this function's contract.
-        let v = unsafe {
-            let mut v = [_mm256_setzero_ps(); ACCS];
-            for b in &mut blocks {
-                for (k, a) in v.iter_mut().enumerate() {
-                    *a = _mm256_add_ps(*a, _mm256_loadu_ps(b.as_ptr().add(k * W)));
-                }
-            }
-            for r in &mut rows {
-                v[0] = _mm256_add_ps(v[0], _mm256_loadu_ps(r.as_ptr()));
-            }
-            let q = [
-                _mm256_add_ps(v[0], v[4]),
-                _mm256_add_ps(v[1], v[5]),
-                _mm256_add_ps(v[2], v[6]),
-                _mm256_add_ps(v[3], v[7]),
-            ];
-            let s = _mm256_add_ps(_mm256_add_ps(q[0], q[2]), _mm256_add_ps(q[1], q[3]));
-            let h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-            let h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-            _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)))
-        };
-        rows.remainder().iter().fold(acc + v, |a, &x| a + x)
-    }
-
     /// The body of `extreme_f32` / `extreme_f64`: four vector accumulators and a mask of
     /// the NaNs met (`vmaxps` alone would drop them: it returns its second operand when
     /// either is NaN).
@@ -211,35 +178,77 @@ mod x86 {
         )
     }
 
+    /// The body of `sum_f32` / `sum_f64`: `ACCS` vector accumulators, merged pairwise.
+    macro_rules! sum {
+        ($acc:ident, $xs:ident, $t:ty, $w:expr, $zero:ident, $load:ident, $add:ident,
+         $store:ident) => {{
+            const W: usize = $w;
+            let mut blocks = $xs.chunks_exact(W * ACCS);
+            let mut rows = blocks.remainder().chunks_exact(W);
+            // SAFETY: every load reads W elements inside a chunk of at least W elements of
+            // `xs`, the store writes W elements into `lanes`; AVX2 is present per this
+            // function's contract.
+            let mut lanes = unsafe {
+                let mut v = [$zero(); ACCS];
+                for b in &mut blocks {
+                    for (k, a) in v.iter_mut().enumerate() {
+                        *a = $add(*a, $load(b.as_ptr().add(k * W)));
+                    }
+                }
+                for r in &mut rows {
+                    v[0] = $add(v[0], $load(r.as_ptr()));
+                }
+                let q = [
+                    $add(v[0], v[4]),
+                    $add(v[1], v[5]),
+                    $add(v[2], v[6]),
+                    $add(v[3], v[7]),
+                ];
+                let mut lanes = [0 as $t; W];
+                $store(lanes.as_mut_ptr(), $add($add(q[0], q[2]), $add(q[1], q[3])));
+                lanes
+            };
+            let mut width = W;
+            while width > 1 {
+                width /= 2;
+                for i in 0..width {
+                    lanes[i] += lanes[i + width];
+                }
+            }
+            rows.remainder().iter().fold($acc + lanes[0], |a, &x| a + x)
+        }};
+    }
+
+    /// # Safety
+    /// The processor must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn sum_f32(acc: f32, xs: &[f32]) -> f32 {
+        sum!(
+            acc,
+            xs,
+            f32,
+            8,
+            _mm256_setzero_ps,
+            _mm256_loadu_ps,
+            _mm256_add_ps,
+            _mm256_storeu_ps
+        )
+    }
+
     /// # Safety
     /// The processor must have AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn sum_f64(acc: f64, xs: &[f64]) -> f64 {
-        const W: usize = 4;
-        let mut blocks = xs.chunks_exact(W * ACCS);
-        let mut rows = blocks.remainder().chunks_exact(W);
-        // SAFETY: as in `sum_f32`.
-        let v = unsafe {
-            let mut v = [_mm256_setzero_pd(); ACCS];
-            for b in &mut blocks {
-                for (k, a) in v.iter_mut().enumerate() {
-                    *a = _mm256_add_pd(*a, _mm256_loadu_pd(b.as_ptr().add(k * W)));
-                }
-            }
-            for r in &mut rows {
-                v[0] = _mm256_add_pd(v[0], _mm256_loadu_pd(r.as_ptr()));
-            }
-            let q = [
-                _mm256_add_pd(v[0], v[4]),
-                _mm256_add_pd(v[1], v[5]),
-                _mm256_add_pd(v[2], v[6]),
-                _mm256_add_pd(v[3], v[7]),
-            ];
-            let s = _mm256_add_pd(_mm256_add_pd(q[0], q[2]), _mm256_add_pd(q[1], q[3]));
-            let h = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
-            _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)))
-        };
-        rows.remainder().iter().fold(acc + v, |a, &x| a + x)
+        sum!(
+            acc,
+            xs,
+            f64,
+            4,
+            _mm256_setzero_pd,
+            _mm256_loadu_pd,
+            _mm256_add_pd,
+            _mm256_storeu_pd
+        )
     }
 }
 
