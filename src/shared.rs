@@ -44,9 +44,29 @@ impl<T> Shared<T> {
     /// A handle to `value`, the only one.
     pub fn new(value: T) -> Shared<T> {
         Shared {
-            ptr: Shared::<T>::place(value),
+            ptr: Shared::place(value),
             _owns: PhantomData,
         }
+    }
+
+    /// `value` counted once, in memory from the per-thread cache (or the allocator). Unsized
+    /// handles coerce the pointer this returns (`NonNull` coerces as `Box` does).
+    pub(crate) fn place(value: T) -> NonNull<Counted<T>> {
+        let ptr = Shared::<T>::memory();
+        // SAFETY: `ptr` is fresh memory of `Counted<T>`'s size and alignment, owned by no one.
+        unsafe {
+            ptr.as_ptr().write(Counted {
+                count: AtomicUsize::new(1),
+                value,
+            })
+        };
+        ptr
+    }
+
+    /// Fresh memory for one `Counted<T>`, from the per-thread cache (or the allocator).
+    #[inline(always)]
+    fn memory() -> NonNull<Counted<T>> {
+        recycle::alloc(Layout::new::<Counted<T>>()).cast::<Counted<T>>()
     }
 
     /// A handle to the value `make` returns, the only one. The memory is taken first, so
@@ -54,8 +74,7 @@ impl<T> Shared<T> {
     /// bytes, and building it on the stack first cost a `memcpy` per op.
     #[inline(always)]
     pub fn new_with(make: impl FnOnce() -> T) -> Shared<T> {
-        let layout = Layout::new::<Counted<T>>();
-        let ptr = recycle::alloc(layout).cast::<Counted<T>>();
+        let ptr = Shared::<T>::memory();
         // SAFETY: `ptr` is fresh memory of `Counted<T>`'s size and alignment, owned by no
         // one; the two fields are written before any handle exists. Should `make` panic,
         // the memory is lost, never read.
@@ -68,21 +87,6 @@ impl<T> Shared<T> {
             ptr,
             _owns: PhantomData,
         }
-    }
-
-    /// `value` counted once, in memory from the per-thread cache (or the allocator). Unsized
-    /// handles coerce the pointer this returns (`NonNull` coerces as `Box` does).
-    pub(crate) fn place(value: T) -> NonNull<Counted<T>> {
-        let layout = Layout::new::<Counted<T>>();
-        let ptr = recycle::alloc(layout).cast::<Counted<T>>();
-        // SAFETY: `ptr` is fresh memory of `Counted<T>`'s size and alignment, owned by no one.
-        unsafe {
-            ptr.as_ptr().write(Counted {
-                count: AtomicUsize::new(1),
-                value,
-            })
-        };
-        ptr
     }
 
     /// The value, if this is the only handle; the handle back otherwise.

@@ -93,3 +93,19 @@ pub trait DeviceBuffer: Send + Sync + Debug {
         None
     }
 }
+
+/// `bytes` viewed as memory that may be uninitialised, for a `download_uninit` to write into.
+pub(crate) fn as_uninit(bytes: &mut [u8]) -> &mut [std::mem::MaybeUninit<u8>] {
+    // SAFETY: `u8` and `MaybeUninit<u8>` share a layout; through the view only bytes are
+    // written (a `MaybeUninit<u8>` can hold nothing that is not a valid `u8` once written).
+    unsafe { &mut *(bytes as *mut [u8] as *mut [std::mem::MaybeUninit<u8>]) }
+}
+
+/// `bytes` as initialised bytes.
+///
+/// # Safety
+/// Every byte of `bytes` has been written.
+pub(crate) unsafe fn assume_init(bytes: &mut [std::mem::MaybeUninit<u8>]) -> &mut [u8] {
+    // SAFETY: the layouts match, and the caller vouches that every byte is initialised.
+    unsafe { &mut *(bytes as *mut [std::mem::MaybeUninit<u8>] as *mut [u8]) }
+}

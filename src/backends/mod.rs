@@ -149,9 +149,8 @@ pub trait Backend: Send + Sync + Debug {
         dst: &'a mut [std::mem::MaybeUninit<u8>],
     ) -> Result<&'a mut [u8]> {
         dst.fill(std::mem::MaybeUninit::new(0));
-        // SAFETY: every byte of `dst` was just initialised, and `MaybeUninit<u8>` has the
-        // layout of `u8`.
-        let dst = unsafe { &mut *(dst as *mut [std::mem::MaybeUninit<u8>] as *mut [u8]) };
+        // SAFETY: every byte of `dst` was just written.
+        let dst = unsafe { buffer::assume_init(dst) };
         self.download(src, dst)?;
         Ok(dst)
     }

@@ -41,25 +41,11 @@ fn block_align(class: usize) -> usize {
     }
 }
 
-/// Asks the kernel to back a fresh large block with huge pages. Only advice: where THP is
-/// off or `madvise` fails, the block works the same with small pages.
-fn advise_huge(ptr: NonNull<u8>, class: usize) {
-    #[cfg(target_os = "linux")]
-    if class >= HUGE_BLOCK {
-        // SAFETY: `ptr..ptr+class` is one live allocation of ours (2 MiB aligned, so also page
-        // aligned as madvise requires); MADV_HUGEPAGE changes no contents.
-        unsafe {
-            libc::madvise(ptr.as_ptr().cast(), class, libc::MADV_HUGEPAGE);
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (ptr, class);
-}
-
-/// `advise_huge` for memory of the Rust allocator (a vector `to_vec` fills, a staging
-/// buffer): the page-aligned part of `ptr..ptr+len`, from 4 MiB on, as NumPy advises its
-/// arrays. A fresh 4 MiB vector otherwise takes 1,024 page faults as it is first written,
-/// which cost a 4 MiB `to_vec` more than the copy itself.
+/// Asks the kernel to back the page-aligned part of `ptr..ptr+len` with huge pages, from
+/// 4 MiB on (NumPy's threshold): the pool's large blocks, and memory of the Rust allocator
+/// (a vector `to_vec` fills, a staging buffer). A fresh 4 MiB vector otherwise takes 1,024
+/// page faults as it is first written, which cost a 4 MiB `to_vec` more than the copy
+/// itself. Only advice: where THP is off or `madvise` fails, the memory works the same.
 fn advise_huge_range(ptr: *mut u8, len: usize) {
     #[cfg(target_os = "linux")]
     if len >= HUGE_BLOCK {
@@ -234,7 +220,7 @@ impl HostPool {
                 let p = unsafe { alloc::alloc(layout) };
                 let p =
                     NonNull::new(p).ok_or_else(|| self.oom(len, "the system allocator failed"))?;
-                advise_huge(p, class);
+                advise_huge_range(p.as_ptr(), class);
                 p
             }
         };

@@ -278,10 +278,8 @@ impl Backend for HostBackend {
     }
 
     fn download(&self, src: TensorRef<'_>, dst: &mut [u8]) -> Result<()> {
-        // SAFETY: `u8` and `MaybeUninit<u8>` share a layout, and only initialised bytes are
-        // written through the view.
-        let raw = unsafe { &mut *(dst as *mut [u8] as *mut [std::mem::MaybeUninit<u8>]) };
-        self.download_uninit(src, raw).map(|_| ())
+        self.download_uninit(src, crate::backends::buffer::as_uninit(dst))
+            .map(|_| ())
     }
 
     fn download_uninit<'a>(
@@ -301,7 +299,7 @@ impl Backend for HostBackend {
         let dev = self.device_of(&src)?;
         cast::copy_to_bytes(self, dev, src, dst)?;
         // SAFETY: `copy_to_bytes` wrote every byte of `dst` (its whole length).
-        Ok(unsafe { &mut *(dst as *mut [std::mem::MaybeUninit<u8>] as *mut [u8]) })
+        Ok(unsafe { crate::backends::buffer::assume_init(dst) })
     }
 
     fn copy(&self, src: TensorRef<'_>, device: usize, kind: MemoryKind) -> Result<SharedBuffer> {
