@@ -1398,3 +1398,70 @@ fn take_take_along_axis_and_nonzero() {
     assert_eq!(nz[1].to_vec::<i64>().unwrap(), [1, 1, 2]);
     assert!(Array::from_vec(vec![1i32], &[]).unwrap().nonzero().is_err());
 }
+
+/// Views of one vector starting `skip` elements in: contiguous operands at every misalignment
+/// a vector can have, so the kernels' aligned-output path (an output shifted to the operands'
+/// misalignment, its head peeled) is checked at every offset and length around the vector
+/// width and the sizes where it stops.
+#[test]
+fn elementwise_ops_over_misaligned_operands_compute_every_element() {
+    let lens = (0..=70).chain([1023, 1024, 1025, 2047, 2048, 2049, 4100]);
+    for len in lens {
+        for skip in 0..9usize {
+            let n = len + skip;
+            let a = Array::from_vec((0..n).map(|i| i as f32 * 0.5).collect(), &[n]).unwrap();
+            let b = Array::from_vec((0..n).map(|i| (i % 7) as f32).collect(), &[n]).unwrap();
+            let view = |x: &Array| {
+                x.slice(&[dlarray::Slice::with_step(skip as isize, n as isize, 1)])
+                    .unwrap()
+            };
+            let (va, vb) = (view(&a), view(&b));
+            let want: Vec<f32> = (skip..n).map(|i| i as f32 * 0.5 + (i % 7) as f32).collect();
+            let sum = (&va + &vb).unwrap();
+            assert_eq!(sum.to_vec::<f32>().unwrap(), want, "len {len} skip {skip}");
+            let neg: Vec<f32> = va.unary(UnaryOp::Neg).unwrap().to_vec().unwrap();
+            let want_neg: Vec<f32> = (skip..n).map(|i| -(i as f32 * 0.5)).collect();
+            assert_eq!(neg, want_neg, "len {len} skip {skip}");
+            let lt: Vec<bool> = va.binary(BinaryOp::Lt, &vb).unwrap().to_vec().unwrap();
+            let want_lt: Vec<bool> = (skip..n)
+                .map(|i| (i as f32 * 0.5) < (i % 7) as f32)
+                .collect();
+            assert_eq!(lt, want_lt, "len {len} skip {skip}");
+            // A shifted result is still element-aligned, and an operand of the next op.
+            if len > 0 {
+                assert_eq!(sum.unsafe_buffer_pointer().unwrap() % 4, 0);
+                let twice = (&sum + &sum).unwrap().to_vec::<f32>().unwrap();
+                assert_eq!(twice, want.iter().map(|v| v * 2.0).collect::<Vec<_>>());
+            }
+        }
+    }
+    // Other widths: bytes (any address is element-aligned) and complex (8-byte elements,
+    // 4-byte aligned), at every byte offset within a vector.
+    for skip in 0..40usize {
+        let n = 1000 + skip;
+        let x = Array::from_vec((0..n).map(|i| (i % 100) as i8).collect(), &[n]).unwrap();
+        let v = x
+            .slice(&[dlarray::Slice::with_step(skip as isize, n as isize, 1)])
+            .unwrap();
+        let got: Vec<i8> = (&v + &v).unwrap().to_vec().unwrap();
+        let want: Vec<i8> = (skip..n)
+            .map(|i| ((i % 100) as i8).wrapping_mul(2))
+            .collect();
+        assert_eq!(got, want, "i8 skip {skip}");
+    }
+    let c = Array::from_vec(
+        (0..600)
+            .map(|i| dlarray::dtype::Complex32::new(i as f32, 1.0))
+            .collect(),
+        &[600],
+    )
+    .unwrap();
+    for skip in 0..5isize {
+        let v = c.slice(&[dlarray::Slice::with_step(skip, 600, 1)]).unwrap();
+        let got: Vec<dlarray::dtype::Complex32> = (&v + &v).unwrap().to_vec().unwrap();
+        let want: Vec<_> = (skip..600)
+            .map(|i| dlarray::dtype::Complex32::new(2.0 * i as f32, 2.0))
+            .collect();
+        assert_eq!(got, want, "complex64 skip {skip}");
+    }
+}

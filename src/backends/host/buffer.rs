@@ -20,7 +20,11 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 
-/// Alignment of every host buffer: a cache line, and enough for AVX-512 loads.
+/// Alignment of host buffers: a cache line, and enough for AVX-512 loads. One exception: a
+/// kernel's output of at most 8 KiB over contiguous operands that all sit alike past a 32-byte
+/// boundary (a `Vec` from the system allocator, 16 bytes past one) takes their misalignment,
+/// so its loop runs on aligned vectors; `DeviceBuffer::alignment` says so. NumPy's results
+/// over such operands are no better aligned (JAX copies them on import).
 pub const HOST_ALIGN: usize = 64;
 
 /// Blocks up to this size are rounded to `HOST_ALIGN`; larger ones to 64 KiB, so repeated
@@ -195,13 +199,32 @@ impl HostPool {
         device: usize,
         kind: MemoryKind,
     ) -> Result<HostBuffer> {
+        self.alloc_shifted(len, device, kind, 0)
+    }
+
+    /// As [`alloc`](Self::alloc), starting `shift` bytes (below `HOST_ALIGN`) past the block's
+    /// 64-byte boundary: a kernel's output with the misalignment its inputs share, so that,
+    /// after a few elements, every load and store of its loop is aligned (see
+    /// `engine::matching_shift`).
+    pub(crate) fn alloc_shifted(
+        self: &Arc<Self>,
+        len: usize,
+        device: usize,
+        kind: MemoryKind,
+        shift: usize,
+    ) -> Result<HostBuffer> {
+        debug_assert!(shift < HOST_ALIGN);
+        let shift = shift % HOST_ALIGN;
         if len as u64 > self.max_alloc {
             return Err(self.oom(
                 len,
                 format!("larger than the {} bytes of host memory", self.max_alloc),
             ));
         }
-        let class = size_class(len).ok_or_else(|| self.oom(len, "size overflows"))?;
+        let class = len
+            .checked_add(shift)
+            .and_then(size_class)
+            .ok_or_else(|| self.oom(len, "size overflows"))?;
         let small = small::holds(class);
         let cached = if small {
             small::take(class)
@@ -225,9 +248,11 @@ impl HostPool {
             }
         };
         Ok(HostBuffer {
-            ptr,
+            // SAFETY: the block holds `class >= len + shift` bytes.
+            ptr: unsafe { ptr.add(shift) },
             len,
             class,
+            shift: shift as u8,
             device,
             kind,
             // A small block goes back to the caches every pool shares (see `small`).
@@ -270,8 +295,9 @@ mod small {
     use std::ptr::NonNull;
     use std::sync::{LazyLock, Mutex};
 
-    /// Largest class kept here.
-    const MAX_CLASS: usize = 4096;
+    /// Largest class kept here: 4 KiB, and one shifted by up to a cache line (a 1K-element
+    /// f32 result matched to its inputs' misalignment).
+    const MAX_CLASS: usize = 4096 + HOST_ALIGN;
     const SLOTS: usize = 16;
     const SHARED_BYTES: usize = 4 << 20;
     const _: () = assert!(MAX_CLASS <= super::SMALL_BLOCK && MAX_CLASS % HOST_ALIGN == 0);
@@ -324,9 +350,13 @@ impl Drop for HostPool {
 
 /// A block of host memory owned by one device.
 pub struct HostBuffer {
+    /// The first byte: `shift` bytes into the block.
     ptr: NonNull<u8>,
     len: usize,
     class: usize,
+    /// Bytes from the block's start to `ptr` (below `HOST_ALIGN`; 0 but for kernel outputs
+    /// matched to their inputs' misalignment).
+    shift: u8,
     device: usize,
     kind: MemoryKind,
     /// The pool a large block goes back to; `None` for a small one (see `small`).
@@ -352,9 +382,11 @@ impl HostBuffer {
 
 impl Drop for HostBuffer {
     fn drop(&mut self) {
+        // SAFETY: `ptr` lies `shift` bytes into the block (see `alloc_shifted`).
+        let block = unsafe { NonNull::new_unchecked(self.ptr.as_ptr().sub(self.shift.into())) };
         match &self.pool {
-            Some(pool) => pool.release(self.ptr, self.class),
-            None => small::put(self.ptr, self.class),
+            Some(pool) => pool.release(block, self.class),
+            None => small::put(block, self.class),
         }
     }
 }
@@ -387,7 +419,10 @@ impl DeviceBuffer for HostBuffer {
         self.len
     }
     fn alignment(&self) -> usize {
-        HOST_ALIGN
+        match self.shift {
+            0 => HOST_ALIGN,
+            s => 1 << s.trailing_zeros(),
+        }
     }
     fn address(&self) -> crate::backends::Address {
         crate::backends::Address::Host(self.ptr)
@@ -476,6 +511,34 @@ mod tests {
         );
         // SAFETY: the block holds HUGE_BLOCK + 1 writable bytes and is ours alone.
         unsafe { std::ptr::write_bytes(big.as_mut_ptr(), 7, HUGE_BLOCK + 1) };
+    }
+
+    #[test]
+    fn shifted_buffers_start_past_the_boundary_and_free_their_block() {
+        let pool = HostPool::new("test:0".into(), 1 << 30, 1 << 20);
+        for (len, shift) in [
+            (4096, 16),
+            (4096, 48),
+            (100, 4),
+            (8192, 16),
+            (0, 8),
+            (70_000, 32),
+        ] {
+            let mut a = pool
+                .alloc_shifted(len, 0, MemoryKind::Device, shift)
+                .unwrap();
+            assert_eq!(a.as_ptr() as usize % HOST_ALIGN, shift, "len {len}");
+            assert_eq!(a.len_bytes(), len);
+            assert_eq!(a.alignment(), 1 << shift.trailing_zeros());
+            // SAFETY: the buffer holds `len` writable bytes and is ours alone.
+            unsafe { std::ptr::write_bytes(a.as_mut_ptr(), 3, len) };
+            let block = a.as_ptr() as usize - shift;
+            drop(a);
+            // The block went back whole: the same class, unshifted, gets it again.
+            let b = pool.alloc(len + shift, 0, MemoryKind::Device).unwrap();
+            assert_eq!(b.as_ptr() as usize, block, "len {len} shift {shift}");
+            assert_eq!(b.alignment(), HOST_ALIGN);
+        }
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Elementwise kernels: which (op, dtype) pairs exist, and the per-element function of each.
 #![allow(clippy::bool_comparison)] // generic comparisons instantiated for bool too
 
-use super::engine::{alloc_out, map1, map2, out_ptr, out_slice, par_ranges};
+use super::engine::{
+    alloc_out, alloc_out_shifted, map1, map2, matching_shift, out_ptr, out_slice, par_ranges,
+};
 use super::math::{
     Arith, ComplexSign, DivMod, Real, RealFloat, Rounding, Shift, Transcendental, dispatch,
     dispatch_arith,
@@ -21,7 +23,8 @@ fn run1<T: Element, U: Element>(
     f: impl Fn(T) -> U + Sync + Send,
 ) -> Result<HostBuffer> {
     let v = be.view::<T>(x)?;
-    let mut out = alloc_out::<U>(dev, v.layout.size())?;
+    let shift = matching_shift::<T, U>(&[v.first()], v.layout.size());
+    let mut out = alloc_out_shifted::<U>(dev, v.layout.size(), shift)?;
     map1(dev, v, out_ptr(&mut out), f);
     Ok(out)
 }
@@ -34,7 +37,8 @@ fn run2<T: Element, U: Element>(
     f: impl Fn(T, T) -> U + Sync + Send,
 ) -> Result<HostBuffer> {
     let (va, vb) = (be.view::<T>(a)?, be.view::<T>(b)?);
-    let mut out = alloc_out::<U>(dev, va.layout.size())?;
+    let shift = matching_shift::<T, U>(&[va.first(), vb.first()], va.layout.size());
+    let mut out = alloc_out_shifted::<U>(dev, va.layout.size(), shift)?;
     map2(dev, va, vb, out_ptr(&mut out), f);
     Ok(out)
 }

@@ -64,13 +64,23 @@ pub(crate) struct HostDevice {
 
 impl HostDevice {
     pub(crate) fn alloc(&self, bytes: usize, kind: MemoryKind) -> Result<HostBuffer> {
+        self.alloc_shifted(bytes, kind, 0)
+    }
+
+    /// As `alloc`, `shift` bytes past a 64-byte boundary (see `HostPool::alloc_shifted`).
+    pub(crate) fn alloc_shifted(
+        &self,
+        bytes: usize,
+        kind: MemoryKind,
+        shift: usize,
+    ) -> Result<HostBuffer> {
         let pool = self
             .memory
             .iter()
             .find(|(k, _)| *k == kind)
             .map(|(_, p)| p)
             .ok_or_else(|| Error::invalid(format!("device has no `{kind}` memory")))?;
-        pool.alloc(bytes, self.index, kind)
+        pool.alloc_shifted(bytes, self.index, kind, shift)
     }
 
     #[inline]
