@@ -16,6 +16,11 @@ use crate::error::Result;
 use crate::layout::{coalesce, contiguous_strides, for_each_run};
 use num_complex::{Complex32, Complex64};
 
+/// The first element of a contiguous view (what `matching_shift` aligns the output to).
+fn first<T: Element>(v: &super::view::View<'_, T>) -> Option<*const T> {
+    v.as_slice().map(<[T]>::as_ptr)
+}
+
 fn run1<T: Element, U: Element>(
     be: &HostBackend,
     dev: &HostDevice,
@@ -23,7 +28,7 @@ fn run1<T: Element, U: Element>(
     f: impl Fn(T) -> U + Sync + Send,
 ) -> Result<HostBuffer> {
     let v = be.view::<T>(x)?;
-    let shift = matching_shift::<T, U>(&[v.first()], v.layout.size());
+    let shift = matching_shift::<T, U>(&[first(&v)], v.layout.size());
     let mut out = alloc_out_shifted::<U>(dev, v.layout.size(), shift)?;
     map1(dev, v, out_ptr(&mut out), f);
     Ok(out)
@@ -37,7 +42,7 @@ fn run2<T: Element, U: Element>(
     f: impl Fn(T, T) -> U + Sync + Send,
 ) -> Result<HostBuffer> {
     let (va, vb) = (be.view::<T>(a)?, be.view::<T>(b)?);
-    let shift = matching_shift::<T, U>(&[va.first(), vb.first()], va.layout.size());
+    let shift = matching_shift::<T, U>(&[first(&va), first(&vb)], va.layout.size());
     let mut out = alloc_out_shifted::<U>(dev, va.layout.size(), shift)?;
     map2(dev, va, vb, out_ptr(&mut out), f);
     Ok(out)

@@ -188,8 +188,7 @@ pub(crate) fn alloc_out<U: Element>(
     dev: &HostDevice,
     n: usize,
 ) -> crate::error::Result<HostBuffer> {
-    let bytes = crate::layout::checked_bytes(n, std::mem::size_of::<U>(), dev.name())?;
-    dev.alloc(bytes, dev.default_kind())
+    alloc_out_shifted::<U>(dev, n, 0)
 }
 
 /// The vector width the contiguous loops are aligned to (AVX2's 32 bytes: a 32-byte load at a

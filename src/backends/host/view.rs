@@ -87,13 +87,6 @@ impl<'a, T: Element> View<'a, T> {
         unsafe { *self.base.offset(off) }
     }
 
-    /// The first element's address when the layout is row-major contiguous.
-    pub fn first(&self) -> Option<*const T> {
-        // `wrapping_add`: an empty view's offset may lie past its buffer.
-        self.contiguous
-            .then(|| self.base.wrapping_add(self.layout.offset()))
-    }
-
     pub fn base(&self) -> *const T {
         self.base
     }
