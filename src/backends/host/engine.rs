@@ -214,6 +214,7 @@ const SHIFT_MAX_BYTES: usize = 8 << 10;
 pub(crate) fn matching_shift<T, U>(inputs: &[Option<*const T>], n: usize) -> usize {
     if size_of::<T>() != size_of::<U>()
         || size_of::<T>() == 0
+        || n <= SMALL_RUN
         || n.saturating_mul(size_of::<U>()) > SHIFT_MAX_BYTES
     {
         return 0;
@@ -228,6 +229,10 @@ pub(crate) fn matching_shift<T, U>(inputs: &[Option<*const T>], n: usize) -> usi
     }
     shift.unwrap_or(0)
 }
+
+/// Contiguous runs of at most this many elements skip the thread split, the AVX2 copy and the
+/// aligned head: for them, deciding those costs more than the loop itself.
+const SMALL_RUN: usize = 16;
 
 /// How many of the `len` elements at `out` come before its first `VECTOR_ALIGN` boundary:
 /// the head a contiguous loop runs first, so the rest runs on aligned addresses.
@@ -269,6 +274,14 @@ pub(crate) fn map1<T: Element, U: Element>(
     let o = out;
     let bytes = size_of::<T>() + size_of::<U>();
     if let Some(xs) = x.as_slice() {
+        if n <= SMALL_RUN {
+            // SAFETY: `out` holds n elements, written by this thread alone.
+            let os = unsafe { out_slice(o, &(0..n)) };
+            for (o, &v) in os.iter_mut().zip(xs) {
+                o.write(f(v));
+            }
+            return;
+        }
         par_ranges(dev, n, bytes, |r| {
             // SAFETY: `out` holds n elements; ranges are disjoint.
             let os = unsafe { out_slice(o, &r) };
@@ -322,6 +335,14 @@ pub(crate) fn map2<T: Element, U: Element>(
     let o = out;
     let bytes = 2 * size_of::<T>() + size_of::<U>();
     if let (Some(xa), Some(xb)) = (a.as_slice(), b.as_slice()) {
+        if n <= SMALL_RUN {
+            // SAFETY: `out` holds n elements, written by this thread alone.
+            let os = unsafe { out_slice(o, &(0..n)) };
+            for ((o, &p), &q) in os.iter_mut().zip(xa).zip(xb) {
+                o.write(f(p, q));
+            }
+            return;
+        }
         par_ranges(dev, n, bytes, |r| {
             // SAFETY: `out` holds n elements; ranges are disjoint.
             let os = unsafe { out_slice(o, &r) };
@@ -410,7 +431,7 @@ pub(crate) fn par_memcpy(dev: &HostDevice, src: *const u8, dst: *mut u8, len: us
 
 #[cfg(test)]
 mod tests {
-    use super::{VECTOR_ALIGN, aligned_head, matching_shift};
+    use super::{SMALL_RUN, VECTOR_ALIGN, aligned_head, matching_shift};
 
     #[test]
     fn outputs_take_the_misalignment_their_inputs_share() {
@@ -419,7 +440,9 @@ mod tests {
             matching_shift::<f32, f32>(&[at(0x1010), at(0x2030)], 1024),
             16
         );
-        assert_eq!(matching_shift::<f32, f32>(&[at(0x1004)], 8), 4);
+        assert_eq!(matching_shift::<f32, f32>(&[at(0x1004)], 17), 4);
+        // A small run skips the peel (`SMALL_RUN`), so its output keeps the pool's alignment.
+        assert_eq!(matching_shift::<f32, f32>(&[at(0x1004)], SMALL_RUN), 0);
         // Aligned, differing, strided (None), or of another width: no shift.
         assert_eq!(
             matching_shift::<f32, f32>(&[at(0x1000), at(0x2020)], 1024),
