@@ -17,7 +17,7 @@ pub(crate) fn cast(
 ) -> Result<HostBuffer> {
     crate::with_dtype!(x.dtype, S => crate::with_dtype!(to, D => {
         let v = be.view::<S>(x)?;
-        let mut out = alloc_out::<D>(dev, v.layout.size())?;
+        let mut out = alloc_out::<D>(dev, v.len())?;
         map1(dev, v, out_ptr(&mut out), |s: S| D::from_scalar(s.to_scalar()));
         Ok(out)
     }))
@@ -59,7 +59,7 @@ fn copy_typed<T: Element>(
         );
     } else {
         // The caller's bytes are not aligned for T: gather into an aligned block first.
-        let mut tmp = alloc_out::<T>(dev, v.layout.size())?;
+        let mut tmp = alloc_out::<T>(dev, v.len())?;
         map1(dev, v, out_ptr(&mut tmp), |e: T| e);
         par_memcpy(dev, tmp.as_ptr(), dst.as_mut_ptr() as *mut u8, dst.len());
     }

@@ -28,8 +28,8 @@ fn run1<T: Element, U: Element>(
     f: impl Fn(T) -> U + Sync + Send,
 ) -> Result<HostBuffer> {
     let v = be.view::<T>(x)?;
-    let shift = matching_shift::<T, U>(&[first(&v)], v.layout.size());
-    let mut out = alloc_out_shifted::<U>(dev, v.layout.size(), shift)?;
+    let shift = matching_shift::<T, U>(&[first(&v)], v.len());
+    let mut out = alloc_out_shifted::<U>(dev, v.len(), shift)?;
     map1(dev, v, out_ptr(&mut out), f);
     Ok(out)
 }
@@ -42,8 +42,8 @@ fn run2<T: Element, U: Element>(
     f: impl Fn(T, T) -> U + Sync + Send,
 ) -> Result<HostBuffer> {
     let (va, vb) = (be.view::<T>(a)?, be.view::<T>(b)?);
-    let shift = matching_shift::<T, U>(&[first(&va), first(&vb)], va.layout.size());
-    let mut out = alloc_out_shifted::<U>(dev, va.layout.size(), shift)?;
+    let shift = matching_shift::<T, U>(&[first(&va), first(&vb)], va.len());
+    let mut out = alloc_out_shifted::<U>(dev, va.len(), shift)?;
     map2(dev, va, vb, out_ptr(&mut out), f);
     Ok(out)
 }
@@ -238,7 +238,7 @@ pub(crate) fn select(
     crate::with_dtype!(a.dtype, T => {
         let (vc, va, vb) = (be.view::<bool>(cond)?, be.view::<T>(a)?, be.view::<T>(b)?);
         let shape = va.layout.shape();
-        let n = va.layout.size();
+        let n = va.len();
         let mut out = alloc_out::<T>(dev, n)?;
         let o = out_ptr(&mut out);
         let os = contiguous_strides(shape);

@@ -262,7 +262,7 @@ pub(crate) fn out_ptr<U>(buf: &mut HostBuffer) -> SendPtr<MaybeUninit<U>> {
     SendPtr(buf.as_mut_ptr() as *mut MaybeUninit<U>)
 }
 
-/// `out[i] = f(x[i])` over the row-major elements of `x`; `out` must hold `x.layout.size()`
+/// `out[i] = f(x[i])` over the row-major elements of `x`; `out` must hold `x.len()`
 /// elements that nothing else touches meanwhile.
 pub(crate) fn map1<T: Element, U: Element>(
     dev: &HostDevice,
@@ -270,7 +270,7 @@ pub(crate) fn map1<T: Element, U: Element>(
     out: SendPtr<MaybeUninit<U>>,
     f: impl Fn(T) -> U + Sync + Send,
 ) {
-    let n = x.layout.size();
+    let n = x.len();
     let o = out;
     let bytes = size_of::<T>() + size_of::<U>();
     if let Some(xs) = x.as_slice() {
@@ -331,7 +331,7 @@ pub(crate) fn map2<T: Element, U: Element>(
     out: SendPtr<MaybeUninit<U>>,
     f: impl Fn(T, T) -> U + Sync + Send,
 ) {
-    let n = a.layout.size();
+    let n = a.len();
     let o = out;
     let bytes = 2 * size_of::<T>() + size_of::<U>();
     if let (Some(xa), Some(xb)) = (a.as_slice(), b.as_slice()) {

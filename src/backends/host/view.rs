@@ -12,6 +12,9 @@ pub(crate) struct View<'a, T> {
     pub layout: &'a Layout,
     /// Row-major contiguous (checked once here: kernels ask on every call).
     contiguous: bool,
+    /// The element count, taken once here: a kernel asks for it several times (to allocate,
+    /// to slice, to split), and each product over the shape showed in a small op's profile.
+    len: usize,
 }
 
 // SAFETY: a View only reads an immutable buffer that outlives it ('a).
@@ -59,6 +62,7 @@ impl<'a, T: Element> View<'a, T> {
             base,
             layout: t.layout,
             contiguous,
+            len: size,
         })
     }
 
@@ -67,13 +71,19 @@ impl<'a, T: Element> View<'a, T> {
         if !self.contiguous {
             return None;
         }
-        let n = self.layout.size();
+        let n = self.len;
         if n == 0 {
             return Some(&[]);
         }
         // SAFETY: contiguous and bounds-checked in `new`: elements offset..offset+n exist,
         // are initialised (written by whoever produced the buffer) and are not mutated.
         Some(unsafe { std::slice::from_raw_parts(self.base.add(self.layout.offset()), n) })
+    }
+
+    /// The number of elements (`layout.size()`).
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
     }
 
     /// The element at buffer offset `off`.
