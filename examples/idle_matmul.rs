@@ -3,8 +3,11 @@
 //! takes to start running after the same sleep (no library involved), and then the same
 //! question for a bare rayon pool: two 2 ms halves, when and where the second one starts.
 //!
-//! `cargo run --release --example idle_matmul` (`DLARRAY_PIN_THREADS=1` to compare pinned
-//! workers; the rayon table pins its own pool the same way then).
+//! The same question for an op whose caller computes too (`par_for`: a sum of 16M f32), whose
+//! helpers are woken on the other CPUs than the caller's.
+//!
+//! `cargo run --release --example idle_matmul` (`DLARRAY_PIN_THREADS=0` to compare unpinned
+//! threads, the placement the kernel picks; the rayon table pins its own pool unless so).
 use dlarray::{Array, DType};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -86,7 +89,26 @@ fn main() -> dlarray::Result<()> {
             );
         }
     }
+    idle_sum()?;
     rayon_halves();
+    Ok(())
+}
+
+/// A sum of 16M f32 (parallel chunks, the caller taking its share) after each idle period.
+fn idle_sum() -> dlarray::Result<()> {
+    let x = Array::ones(&[16 << 20], DType::F32)?;
+    x.sum(dlarray::Axes::All)?; // warm
+    println!("\nidle_ms  sum16M_ms  cpu/wall");
+    for idle in [0u64, 20, 100, 500] {
+        for _ in 0..3 {
+            std::thread::sleep(Duration::from_millis(idle));
+            let (t, c) = (Instant::now(), cpu_time());
+            let s = x.sum(dlarray::Axes::All)?;
+            let (wall, cpu) = (t.elapsed().as_secs_f64(), cpu_time() - c);
+            assert_eq!(s.item::<f32>()?, (16 << 20) as f32);
+            println!("{idle:7}  {:9.2}  {:8.2}", wall * 1e3, cpu / wall);
+        }
+    }
     Ok(())
 }
 
@@ -100,7 +122,7 @@ fn busy(d: Duration) {
 /// Two halves of 2 ms on a 2-thread rayon pool after each idle period: with the second
 /// worker placed well, both start within ~0.1 ms and the pair takes ~2 ms.
 fn rayon_halves() {
-    let pin = std::env::var("DLARRAY_PIN_THREADS").is_ok_and(|v| v == "1");
+    let pin = std::env::var("DLARRAY_PIN_THREADS").map_or(true, |v| v.trim() != "0");
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .start_handler(move |i| {

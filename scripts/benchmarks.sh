@@ -31,9 +31,9 @@ echo "== Python DLPack against NumPy: python/bench/dlpack_bench.py --numpy-ratio
 (cd python && VIRTUAL_ENV="$PWD/../.venv" PATH="$PWD/../.venv/bin:$PATH" maturin develop -q --release)
 # Three processes: some runs of the same build land in a slower mode (~+40 ns per call).
 for _ in 1 2 3; do .venv/bin/python python/bench/dlpack_bench.py --numpy-ratios; done >"$out/py_dlpack.txt"
-echo "== the first matmul after idle: examples/idle_matmul.rs, default and pinned" >&2
+echo "== the first large ops after idle: examples/idle_matmul.rs, default and unpinned" >&2
 cargo build --release -q --example idle_matmul
 DLARRAY_BACKENDS=cpu target/release/examples/idle_matmul >"$out/idle_default.txt"
-DLARRAY_BACKENDS=cpu DLARRAY_PIN_THREADS=1 target/release/examples/idle_matmul >"$out/idle_pinned.txt"
+DLARRAY_BACKENDS=cpu DLARRAY_PIN_THREADS=0 target/release/examples/idle_matmul >"$out/idle_unpinned.txt"
 .venv/bin/python scripts/benchmarks_report.py "$out" >docs/benchmarks.md
 echo "wrote docs/benchmarks.md and docs/bench.svg" >&2

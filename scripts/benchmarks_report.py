@@ -131,14 +131,16 @@ except OSError:
 print()
 print("## The first large op after idle\n")
 print("`examples/idle_matmul.rs` sleeps, then times one matmul f32 1024x1024 with the process's")
-print("CPU time (cpu/wall near 2 means both cores worked); then a bare rayon pool runs two 2 ms")
-print("halves after the same sleeps. First the default, then `DLARRAY_PIN_THREADS=1`.\n")
-for name in ("idle_default.txt", "idle_pinned.txt"):
+print("CPU time (cpu/wall near 2 means both cores worked), then a sum of 16M f32 (whose caller")
+print("computes beside its helpers) the same way; then a bare rayon pool runs two 2 ms halves after")
+print("the same sleeps. First the default (pinned where the process has its CPUs to itself), then")
+print("`DLARRAY_PIN_THREADS=0`, the placement the kernel picks.\n")
+for name in ("idle_default.txt", "idle_unpinned.txt"):
     try:
         text = open(os.path.join(out, name)).read().rstrip()
     except OSError:
         continue
-    label = "pinned workers" if "pinned" in name else "default (unpinned)"
+    label = "unpinned (`DLARRAY_PIN_THREADS=0`)" if "unpinned" in name else "default (pinned)"
     print(f"{label}:\n")
     print("```")
     print(text)
@@ -149,7 +151,9 @@ print("thread or on a worker that could not run meanwhile. A parked thread woken
 print("one runs within ~20 us, so waking is not slow; placement is. The guest kernel queues the")
 print("woken worker on the busy CPU because it sees the halted vCPU as preempted by the host")
 print("(`vcpu_is_preempted`), and only a later load balance moves it. candle and any rayon user")
-print("share this; OpenBLAS avoids it by keeping its workers spinning. Workers pinned one per")
-print("allowed CPU (`DLARRAY_PIN_THREADS=1`) run on their own vCPU, which the wake brings back")
-print("in ~50-300 us. Pinning is opt-in: a worker pinned to the CPU the calling thread is on")
-print("cannot help that caller, where the scheduler would have moved it.")
+print("share this; OpenBLAS avoids it by keeping its workers spinning. Threads pinned one per")
+print("allowed CPU run on their own vCPU, which the wake brings back in ~50-300 us. A thread")
+print("pinned to the caller's CPU cannot help that caller, so parallel loops whose caller")
+print("computes wake the helpers pinned to the other CPUs (`sched_getcpu`), and gemm's caller")
+print("sleeps while the rayon workers compute. Under a cgroup CPU quota smaller than the CPU set,")
+print("the default leaves placement to the kernel.")

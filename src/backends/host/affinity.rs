@@ -1,21 +1,33 @@
-//! Optional pinning of a host device's worker threads, one per allowed CPU
-//! (`DLARRAY_PIN_THREADS=1`).
+//! Pinning of a host device's threads, one per allowed CPU: on by default where this process
+//! has its CPUs to itself, `DLARRAY_PIN_THREADS=0` turns it off, `=1` forces it on.
 //!
-//! Why it exists: on a KVM guest the first parallel op after the process was idle for ~20 ms
-//! or more often ran on one core. `examples/idle_matmul.rs` and the rayon-only probe in
-//! `docs/benchmarks.md` show it: the woken worker was queued on the CPU of the busy worker
+//! Why: on a KVM guest the first parallel op after the process was idle for ~20 ms or more
+//! often ran on one core. `examples/idle_matmul.rs` and the rayon-only probe in
+//! `docs/benchmarks.md` show it: the woken worker was queued on the CPU of the busy thread
 //! that woke it, because the guest scheduler treats the other, halted vCPU as preempted by the
 //! host (`vcpu_is_preempted`) and skips it. It never got to run, and its half of the work ran
-//! after the first. A pinned worker can only run on its own CPU, which the wake brings back
+//! after the first. A pinned thread can only run on its own CPU, which the wake brings back
 //! within ~50-300 us.
 //!
-//! It is not the default: a worker pinned to the CPU the (unpinned) calling thread runs on
-//! cannot help that caller, where the scheduler would have moved it. The default leaves the
-//! placement to the operating system.
+//! The cost of pinning, and how it is avoided: a thread pinned to the CPU its caller runs on
+//! cannot help that caller. gemm's caller sleeps while the rayon workers compute, so it costs
+//! nothing there; `par_for`'s caller computes too, so it wakes helpers pinned to the other
+//! CPUs (`helpers`). Where the process may run on more CPUs than it may use (a cgroup CPU
+//! quota below its CPU set, as in a container limited to 2 of 64 cores), a pinned thread
+//! could be stuck on a CPU others keep busy, so the default leaves placement to the kernel.
 
-/// Whether `DLARRAY_PIN_THREADS` asks for pinning.
-pub(crate) fn requested() -> bool {
-    std::env::var("DLARRAY_PIN_THREADS").is_ok_and(|v| v.trim() == "1")
+/// The CPUs to pin a host device's threads to, in order; empty: do not pin.
+pub(crate) fn cpus_to_pin() -> Vec<usize> {
+    let setting = std::env::var("DLARRAY_PIN_THREADS").ok();
+    let cpus = allowed_cpus();
+    let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pin = match setting.as_deref().map(str::trim) {
+        Some("0") => false,
+        Some("1") => true,
+        // Unset (or anything else): pin where every CPU of our set is ours to use.
+        _ => cpus.len() > 1 && cpus.len() == usable,
+    };
+    if pin { cpus } else { Vec::new() }
 }
 
 /// The CPUs this process may run on, in order (empty where that cannot be read).

@@ -71,10 +71,10 @@ pub(crate) fn par_for(dev: &HostDevice, chunks: usize, f: &(dyn Fn(usize) + Sync
             std::mem::transmute::<&(dyn Fn(usize) + Sync), &'static (dyn Fn(usize) + Sync)>(f)
         }),
     });
-    for _ in 1..dev.threads().min(chunks) {
+    dev.help(dev.threads().min(chunks) - 1, &mut || {
         let s = shared.clone();
-        dev.spawn(move || s.help());
-    }
+        Box::new(move || s.help())
+    });
     let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| shared.run(f)));
     shared.closed.store(true, Ordering::SeqCst);
     let mut spins = 0u32;

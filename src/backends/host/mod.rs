@@ -10,6 +10,7 @@ mod complex_edges;
 mod elementwise;
 mod engine;
 mod foreign;
+mod helpers;
 mod math;
 mod matmul;
 mod random;
@@ -58,7 +59,10 @@ pub(crate) struct HostDevice {
     /// `backend:index`, for errors.
     name: String,
     threads: usize,
+    /// Runs parallel gemm (`install`), whose caller sleeps while the workers compute.
     pool: rayon::ThreadPool,
+    /// Help `par_for` callers, which compute too (see `helpers`).
+    helpers: helpers::Helpers,
     memory: Vec<(MemoryKind, Arc<HostPool>)>,
 }
 
@@ -106,9 +110,10 @@ impl HostDevice {
         self.threads
     }
 
-    /// Queues `job` on this device's threads and returns at once.
-    pub(crate) fn spawn(&self, job: impl FnOnce() + Send + 'static) {
-        self.pool.spawn(job)
+    /// Queues a job from `make` on up to `n` of this device's helper threads (those on other
+    /// CPUs than the caller's first) and returns at once, with how many were queued.
+    pub(crate) fn help(&self, n: usize, make: &mut dyn FnMut() -> helpers::Job) -> usize {
+        self.helpers.post(n, make)
     }
 }
 
@@ -135,15 +140,25 @@ impl HostBackend {
             return Err("a host backend needs at least one memory kind".into());
         }
         let max_alloc = physical_memory();
-        let cpus: Arc<[usize]> = if affinity::requested() {
-            affinity::allowed_cpus().into()
+        let threads = config.threads_per_device.max(1);
+        // A device of one thread runs everything on its caller: nothing to place.
+        let cpus: Arc<[usize]> = if threads > 1 {
+            affinity::cpus_to_pin().into()
         } else {
             Arc::new([])
         };
         let mut devices = Vec::with_capacity(config.device_count);
         for index in 0..config.device_count {
-            let threads = config.threads_per_device.max(1);
             let name = format!("{}:{index}", config.name);
+            // Devices take consecutive CPUs, as they take consecutive shares of the cores.
+            let cpu_of =
+                |i: usize| (!cpus.is_empty()).then(|| cpus[(index * threads + i) % cpus.len()]);
+            let helper_cpus: Vec<Option<usize>> = if threads > 1 {
+                (0..threads).map(cpu_of).collect()
+            } else {
+                Vec::new()
+            };
+            let helpers = helpers::Helpers::start(&name, &helper_cpus)?;
             let cpus = cpus.clone();
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
@@ -151,7 +166,6 @@ impl HostBackend {
                     let name = name.clone();
                     move |i| format!("{name}-{i}")
                 })
-                // Devices take consecutive CPUs, as they take consecutive shares of the cores.
                 .start_handler(move |i| {
                     if !cpus.is_empty() {
                         affinity::pin_current_thread(cpus[(index * threads + i) % cpus.len()]);
@@ -174,6 +188,7 @@ impl HostBackend {
                 name,
                 threads,
                 pool,
+                helpers,
                 memory,
             });
         }
