@@ -657,7 +657,6 @@ fn astype_every_pair() {
 /// (subnormals, ties, overflow to inf, NaNs), give the same values both ways and `half`'s.
 #[test]
 fn float16_casts_of_contiguous_and_strided_tensors_agree() {
-    use dlarray::Slice;
     use half::f16;
     let same16 = |a: f16, b: f16| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
     let same32 = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
@@ -668,46 +667,34 @@ fn float16_casts_of_contiguous_and_strided_tensors_agree() {
     let narrow: Vec<f16> = (0..=u16::MAX).map(f16::from_bits).collect();
     let tpu = devices_of("tpu").into_iter().next().expect("a tpu device");
     for dev in [cpu(), tpu] {
-        let a = Array::from_vec(wide.clone(), &[wide.len()]).unwrap();
-        let a = a.to_device(&dev).unwrap();
-        let fast = a.astype(DType::F16).unwrap().to_vec::<f16>().unwrap();
-        let every_other = a
-            .slice(&[Slice::with_step(0, wide.len() as isize, 2)])
-            .unwrap();
-        let slow = every_other
-            .astype(DType::F16)
-            .unwrap()
-            .to_vec::<f16>()
-            .unwrap();
-        for (i, (&x, &y)) in wide.iter().zip(&fast).enumerate() {
-            assert!(
-                same16(y, f16::from_f32(x)),
-                "{dev}: {x:e} -> {y} contiguous"
-            );
-            if i % 2 == 0 {
-                assert!(
-                    same16(y, slow[i / 2]),
-                    "{dev}: {x:e} -> {y} vs strided {}",
-                    slow[i / 2]
-                );
-            }
-        }
-        let h = Array::from_vec(narrow.clone(), &[narrow.len()]).unwrap();
-        let h = h.to_device(&dev).unwrap();
-        let fast = h.astype(DType::F32).unwrap().to_vec::<f32>().unwrap();
-        let every_other = h
-            .slice(&[Slice::with_step(1, narrow.len() as isize, 2)])
-            .unwrap();
-        let slow = every_other
-            .astype(DType::F32)
-            .unwrap()
-            .to_vec::<f32>()
-            .unwrap();
-        for (i, (&x, &y)) in narrow.iter().zip(&fast).enumerate() {
-            assert!(same32(y, x.to_f32()), "{dev}: {x} -> {y:e} contiguous");
-            if i % 2 == 1 {
-                assert!(same32(y, slow[i / 2]), "{dev}: {x} -> {y:e} vs strided");
-            }
+        cast_agrees(&dev, &wide, DType::F16, 0, f16::from_f32, same16);
+        cast_agrees(&dev, &narrow, DType::F32, 1, f16::to_f32, same32);
+    }
+}
+
+/// `xs` cast to `to` on `dev`: the contiguous result equals `reference` element by element,
+/// and the strided one (every other element from `first`) equals the contiguous one.
+fn cast_agrees<S: dlarray::Element, D: dlarray::Element>(
+    dev: &Device,
+    xs: &[S],
+    to: DType,
+    first: usize,
+    reference: impl Fn(S) -> D,
+    same: impl Fn(D, D) -> bool,
+) {
+    use dlarray::Slice;
+    let a = Array::from_vec(xs.to_vec(), &[xs.len()]).unwrap();
+    let a = a.to_device(dev).unwrap();
+    let fast = a.astype(to).unwrap().to_vec::<D>().unwrap();
+    let every_other = a
+        .slice(&[Slice::with_step(first as isize, xs.len() as isize, 2)])
+        .unwrap();
+    let slow = every_other.astype(to).unwrap().to_vec::<D>().unwrap();
+    for (i, (&x, &y)) in xs.iter().zip(&fast).enumerate() {
+        assert!(same(y, reference(x)), "{dev}: {x:?} -> {y:?} contiguous");
+        if i % 2 == first {
+            let z = slow[i / 2];
+            assert!(same(y, z), "{dev}: {x:?} -> {y:?} vs strided {z:?}");
         }
     }
 }

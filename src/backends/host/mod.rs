@@ -141,25 +141,22 @@ impl HostBackend {
         }
         let max_alloc = physical_memory();
         let threads = config.threads_per_device.max(1);
-        // A device of one thread runs everything on its caller: nothing to place.
-        let cpus: Arc<[usize]> = if threads > 1 {
-            affinity::cpus_to_pin().into()
+        // A device of one thread runs everything on its caller: nothing to place or help.
+        let cpus = if threads > 1 {
+            affinity::cpus_to_pin()
         } else {
-            Arc::new([])
+            Vec::new()
         };
         let mut devices = Vec::with_capacity(config.device_count);
         for index in 0..config.device_count {
             let name = format!("{}:{index}", config.name);
+            // Thread i's CPU, the same for helper i and rayon worker i (`None`: unpinned).
             // Devices take consecutive CPUs, as they take consecutive shares of the cores.
-            let cpu_of =
-                |i: usize| (!cpus.is_empty()).then(|| cpus[(index * threads + i) % cpus.len()]);
-            let helper_cpus: Vec<Option<usize>> = if threads > 1 {
-                (0..threads).map(cpu_of).collect()
-            } else {
-                Vec::new()
-            };
-            let helpers = helpers::Helpers::start(&name, &helper_cpus)?;
-            let cpus = cpus.clone();
+            let device_cpus: Vec<Option<usize>> = (0..threads)
+                .map(|i| (!cpus.is_empty()).then(|| cpus[(index * threads + i) % cpus.len()]))
+                .collect();
+            let helpers =
+                helpers::Helpers::start(&name, if threads > 1 { &device_cpus } else { &[] })?;
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .thread_name({
@@ -167,8 +164,8 @@ impl HostBackend {
                     move |i| format!("{name}-{i}")
                 })
                 .start_handler(move |i| {
-                    if !cpus.is_empty() {
-                        affinity::pin_current_thread(cpus[(index * threads + i) % cpus.len()]);
+                    if let Some(cpu) = device_cpus[i] {
+                        affinity::pin_current_thread(cpu);
                     }
                 })
                 .build()

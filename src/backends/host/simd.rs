@@ -5,6 +5,8 @@
 //! `wide` compiles its closure a second time inside an AVX2 function and picks one copy at run
 //! time, the way NumPy and PyTorch dispatch their kernels.
 
+use std::mem::MaybeUninit;
+
 /// Calls `f`, inside an AVX2 + FMA function where the processor has both.
 ///
 /// `f` is inlined into that function, so the loops it contains are vectorised for AVX2. No
@@ -77,24 +79,26 @@ pub(crate) fn extreme_f64(acc: f64, xs: &[f64], max: bool) -> Option<f64> {
     None
 }
 
-/// Converts `src` to float16 bits in `dst` (same length) with the F16C instructions, 8 lanes
-/// at a time, rounding to nearest even; `false` (nothing written) where the processor lacks
-/// F16C. `half`'s own slice converter calls a function pointer per 8 elements (~0.3 ns an
-/// element); this loop is bound by memory.
-pub(crate) fn f32_to_f16(src: &[f32], dst: &mut [std::mem::MaybeUninit<half::f16>]) -> bool {
+/// Converts `src` to float16 in `dst` (same length), rounding to nearest even: with the F16C
+/// instructions, 8 lanes at a time, where the processor has them, else element by element
+/// (`half`, the same values). `half`'s own slice converter calls a function pointer per 8
+/// elements (~0.3 ns an element); this loop is bound by memory.
+pub(crate) fn f32_to_f16(src: &[f32], dst: &mut [MaybeUninit<half::f16>]) {
     assert_eq!(src.len(), dst.len());
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("f16c") {
         // SAFETY: the processor has F16C (which implies AVX), checked just above; `dst`
         // holds `src.len()` elements.
         unsafe { x86::f32_to_f16(src, dst.as_mut_ptr() as *mut u16) };
-        return true;
+        return;
     }
-    false
+    for (d, &s) in dst.iter_mut().zip(src) {
+        d.write(half::f16::from_f32(s));
+    }
 }
 
 /// As [`f32_to_f16`], the other way (exact: every float16 is a float32).
-pub(crate) fn f16_to_f32(src: &[half::f16], dst: &mut [std::mem::MaybeUninit<f32>]) -> bool {
+pub(crate) fn f16_to_f32(src: &[half::f16], dst: &mut [MaybeUninit<f32>]) {
     assert_eq!(src.len(), dst.len());
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("f16c") {
@@ -106,9 +110,11 @@ pub(crate) fn f16_to_f32(src: &[half::f16], dst: &mut [std::mem::MaybeUninit<f32
                 dst.as_mut_ptr() as *mut f32,
             )
         };
-        return true;
+        return;
     }
-    false
+    for (d, &s) in dst.iter_mut().zip(src) {
+        d.write(s.to_f32());
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
