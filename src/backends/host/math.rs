@@ -314,7 +314,7 @@ macro_rules! real_float {
 real_float!(f32: f32, f64: f64, f16: f32, bf16: f32);
 
 macro_rules! float_math {
-    ($($t:ty),*) => {$(
+    ($($t:ty: $exp:expr),*) => {$(
         impl Arith for $t {
             #[inline(always)] fn add(self, o: Self) -> Self { self + o }
             #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
@@ -333,14 +333,16 @@ macro_rules! float_math {
             const HIGHEST: Self = <$t>::INFINITY;
         }
         impl Transcendental for $t {
-            forward!(exp_ => exp, ln_ => ln, sqrt_ => sqrt, sin_ => sin, cos_ => cos,
+            #[inline(always)] fn exp_(self) -> Self { $exp(self) }
+            forward!(ln_ => ln, sqrt_ => sqrt, sin_ => sin, cos_ => cos,
                 tanh_ => tanh, asin_ => asin, acos_ => acos, atan_ => atan, sinh_ => sinh,
                 cosh_ => cosh, asinh_ => asinh, acosh_ => acosh, atanh_ => atanh,
                 expm1_ => exp_m1, log1p_ => ln_1p);
         }
     )*};
 }
-float_math!(f32, f64);
+// float32's exp vectorises (`expf`); float64's is the C library's.
+float_math!(f32: super::expf::exp_f32, f64: f64::exp);
 
 macro_rules! half_math {
     ($($t:ty),*) => {$(

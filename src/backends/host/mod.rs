@@ -9,6 +9,7 @@ mod cast;
 mod complex_edges;
 mod elementwise;
 mod engine;
+mod expf;
 mod foreign;
 mod helpers;
 mod math;
