@@ -4,6 +4,8 @@
 //!
 //! - add f32 (allocating the result) and sum f32 at 1K, 16K, 256K, 1M, 4M, 16M, 64M
 //!   elements, with a plain memcpy of the same bytes as the bandwidth limit
+//! - exp f32 at 1K, 16K, 256K, 1M, 16M elements (a compute-bound map: ndarray's `mapv`
+//!   calls the C library per element)
 //! - matmul f32 1024x1024
 //! - an 8-element add through the whole runtime (per-op overhead)
 //! - a DLPack export + import round trip
@@ -93,6 +95,31 @@ fn sum(c: &mut Criterion) {
     g.finish();
 }
 
+fn exp(c: &mut Criterion) {
+    let mut g = c.benchmark_group("exp_f32");
+    for (label, n) in SIZES.into_iter().filter(|(l, _)| EXP_SIZES.contains(l)) {
+        g.throughput(Throughput::Bytes(8 * n as u64));
+        // Arguments spread over [-10, 10): no overflow, no shortcut for 0.
+        let x: Vec<f32> = (0..n).map(|i| (i % 2000) as f32 * 0.01 - 10.0).collect();
+        let da = Array::from_vec(x.clone(), &[n]).unwrap();
+        g.bench_function(BenchmarkId::new("dlarray", label), |b| {
+            b.iter(|| black_box(da.exp().unwrap()))
+        });
+        let na = Array1::from(x.clone());
+        g.bench_function(BenchmarkId::new("ndarray", label), |b| {
+            b.iter(|| black_box(na.mapv(f32::exp)))
+        });
+        let ct = Tensor::from_vec(x, n, &CDevice::Cpu).unwrap();
+        g.bench_function(BenchmarkId::new("candle", label), |b| {
+            b.iter(|| black_box(ct.exp().unwrap()))
+        });
+    }
+    g.finish();
+}
+
+/// The sizes of the exp group (64M would take ~1 s a sample).
+const EXP_SIZES: [&str; 5] = ["1K", "16K", "256K", "1M", "16M"];
+
 fn matmul(c: &mut Criterion) {
     const N: usize = 1024;
     let mut g = c.benchmark_group("matmul_f32_1024");
@@ -132,6 +159,6 @@ criterion_group! {
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(1))
         .sample_size(20);
-    targets = add, sum, matmul, tiny, dlpack
+    targets = add, sum, exp, matmul, tiny, dlpack
 }
 criterion_main!(benches);

@@ -59,14 +59,19 @@ print("candle read a Rust `Vec` (dlarray keeps it without a copy: 16-byte aligne
 print("NumPy and torch read NumPy's memory (huge pages from 4 MiB). The last sum column reads")
 print("dlarray's own memory (the host pool: 64-byte aligned, huge pages from 4 MiB).\n")
 sizes = ["1K", "16K", "256K", "1M", "4M", "16M", "64M"]
-for group, name in (("add_f32", "add f32"), ("sum_f32", "sum f32")):
+for group, name in (("add_f32", "add f32"), ("sum_f32", "sum f32"), ("exp_f32", "exp f32")):
     print(f"### {name}\n")
+    if group == "exp_f32":
+        print("Compute-bound: dlarray evaluates in f64 (one rounding to float32, as glibc's `expf`),")
+        print("ndarray calls the C library per element, torch runs SLEEF's float32 vectors (1 ulp).\n")
     own = group == "sum_f32"
     print("| size | dlarray | GB/s | vs ndarray | vs candle | vs NumPy | vs torch | memcpy of the same bytes |"
           + (" dlarray on its own memory, vs the best peer |" if own else ""))
     print("|---|---|---|---|---|---|---|---|" + ("---|" if own else ""))
-    per = 12 if group == "add_f32" else 4
+    per = {"add_f32": 12, "exp_f32": 8}.get(group, 4)
     for s in sizes:
+        if group == "exp_f32" and s in ("4M", "64M"):
+            continue
         n = int(s[:-1]) * (1024 if s.endswith("K") else 1024 * 1024)
         ours = crit(group, "dlarray", s)
         gbs = "-" if ours is None else f"{per * n / ours / 1e9:.1f}"

@@ -1,5 +1,5 @@
 """NumPy and PyTorch on the CPU work of `cargo bench --bench cpu_peers` (add and sum of f32 at
-1K to 64M elements, 1024x1024 f32 matmul, an 8-element add), to set beside dlarray, ndarray
+1K to 64M elements, exp of f32 to 16M, 1024x1024 f32 matmul, an 8-element add), to set beside dlarray, ndarray
 and candle in the same minutes:
 
     .venv/bin/python python/bench/numeric_peers.py [--json FILE]
@@ -19,6 +19,8 @@ torch.set_num_threads(os.cpu_count() or 1)
 
 SIZES = [("1K", 1 << 10), ("16K", 1 << 14), ("256K", 1 << 18), ("1M", 1 << 20),
          ("4M", 1 << 22), ("16M", 1 << 24), ("64M", 1 << 26)]
+
+EXP_SIZES = ["1K", "16K", "256K", "1M", "16M"]
 
 
 def median_s(f, samples=15):
@@ -48,6 +50,12 @@ def main():
         out[f"add_f32/torch/{label}"] = median_s(lambda: ta + tb)
         out[f"sum_f32/numpy/{label}"] = median_s(lambda: a.sum())
         out[f"sum_f32/torch/{label}"] = median_s(lambda: ta.sum())
+        if label in EXP_SIZES:
+            # As benches/cpu_peers.rs: arguments spread over [-10, 10).
+            x = ((np.arange(n) % 2000) * 0.01 - 10.0).astype(np.float32)
+            tx = torch.from_numpy(x)
+            out[f"exp_f32/numpy/{label}"] = median_s(lambda: np.exp(x))
+            out[f"exp_f32/torch/{label}"] = median_s(lambda: torch.exp(tx))
     m = ((np.arange(1024 * 1024) % 17) * 0.1).astype(np.float32).reshape(1024, 1024)
     tm = torch.from_numpy(m)
     out["matmul_f32_1024/numpy"] = median_s(lambda: m @ m)
