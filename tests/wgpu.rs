@@ -544,6 +544,107 @@ fn unsupported_dtypes_name_backend_op_and_dtype() {
     }
 }
 
+/// 8- and 16-bit integers are packed several to a WGSL word: odd lengths (a word half
+/// written), wrapping arithmetic at the type's edges, floats saturating into them, reductions
+/// and matmul (computed in 32 bits, then narrowed), each as the CPU does.
+#[test]
+fn narrow_integers_wrap_and_saturate_as_on_the_cpu() {
+    for dev in gpus() {
+        for dtype in [DType::I8, DType::U8, DType::I16, DType::U16] {
+            let bits = dtype.size_in_bytes() as u32 * 8;
+            let (lo, hi): (i128, i128) = if dtype.kind() == dlarray::dtype::Kind::UInt {
+                (0, (1 << bits) - 1)
+            } else {
+                (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+            };
+            let xs: Vec<Scalar> = [hi, lo, hi - 1, lo + 1, 0, 1, 3, hi / 2, 2, 7, lo / 3, 5, 9]
+                .iter()
+                .map(|&v| Scalar::Int(v))
+                .collect();
+            for n in [1, 3, 7, 13] {
+                let a_c = from_scalars(&xs[..n], &[n], dtype, &cpu());
+                let b_c = from_scalars(&xs[13 - n..], &[n], dtype, &cpu());
+                let (a_g, b_g) = (a_c.to_device(&dev).unwrap(), b_c.to_device(&dev).unwrap());
+                for op in [
+                    BinaryOp::Add,
+                    BinaryOp::Sub,
+                    BinaryOp::Mul,
+                    BinaryOp::FloorDivide,
+                    BinaryOp::Remainder,
+                    BinaryOp::LeftShift,
+                    BinaryOp::RightShift,
+                    BinaryOp::BitwiseXor,
+                    BinaryOp::Lt,
+                ] {
+                    let what = format!("{op} {dtype} [{n}] on {dev}");
+                    same(
+                        &what,
+                        &dev,
+                        &[dtype],
+                        a_c.binary(op, &b_c),
+                        a_g.binary(op, &b_g),
+                    );
+                }
+                for op in [UnaryOp::Neg, UnaryOp::Abs, UnaryOp::BitwiseInvert] {
+                    let what = format!("{op} {dtype} [{n}] on {dev}");
+                    same(&what, &dev, &[dtype], a_c.unary(op), a_g.unary(op));
+                }
+                for op in [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min] {
+                    let what = format!("{op} {dtype} [{n}] on {dev}");
+                    same(
+                        &what,
+                        &dev,
+                        &[dtype],
+                        a_c.reduce(op, dlarray::Axes::All, false),
+                        a_g.reduce(op, dlarray::Axes::All, false),
+                    );
+                }
+            }
+            // Floats out of range, NaN and fractions into the narrow type: saturated, 0,
+            // truncated (Rust's `as`).
+            let fs: Vec<Scalar> = [300.0, -300.0, f64::NAN, 1e10, -1.5, 2.7, 65535.9, -40000.0]
+                .iter()
+                .map(|&v| Scalar::Float(v))
+                .collect();
+            let f_c = from_scalars(&fs, &[fs.len()], DType::F32, &cpu());
+            let f_g = f_c.to_device(&dev).unwrap();
+            same(
+                &format!("cast f32 -> {dtype} on {dev}"),
+                &dev,
+                &[DType::F32, dtype],
+                f_c.astype(dtype),
+                f_g.astype(dtype),
+            );
+            // int32 into the narrow type wraps.
+            let w_c = from_scalars(&xs, &[13], DType::I32, &cpu())
+                .binary(
+                    BinaryOp::Mul,
+                    &Array::full(&[13], 1001i32, DType::I32).unwrap(),
+                )
+                .unwrap();
+            let w_g = w_c.to_device(&dev).unwrap();
+            same(
+                &format!("cast i32 -> {dtype} on {dev}"),
+                &dev,
+                &[DType::I32, dtype],
+                w_c.astype(dtype),
+                w_g.astype(dtype),
+            );
+            // A [3, 5] @ [5, 7] product wraps in the narrow type.
+            let m_c = from_scalars(&xs[..12].repeat(3)[..15], &[3, 5], dtype, &cpu());
+            let k_c = from_scalars(&xs.repeat(3)[..35], &[5, 7], dtype, &cpu());
+            let (m_g, k_g) = (m_c.to_device(&dev).unwrap(), k_c.to_device(&dev).unwrap());
+            same(
+                &format!("matmul {dtype} on {dev}"),
+                &dev,
+                &[dtype],
+                m_c.matmul(&k_c),
+                m_g.matmul(&k_g),
+            );
+        }
+    }
+}
+
 /// With `DLARRAY_WGPU_ADAPTERS=all`, lavapipe's Vulkan and GL adapters are two devices: the
 /// sharding test runs again in a child process that sees both (one test thread: wgpu's GL
 /// backend is not fit for concurrent use).
@@ -716,20 +817,14 @@ fn random_draws_match_cpu() {
     for dev in gpus() {
         let s = Sampler::sharded(&key, &dlarray::Sharding::single(&dev));
         for shape in [vec![1000], vec![3, 7, 5], vec![]] {
-            for dtype in [DType::U32, DType::U64] {
+            // 8- and 16-bit draws are the low bits of 32-bit ones, cast on the device.
+            for dtype in [DType::U8, DType::U16, DType::U32, DType::U64] {
                 let (g, c) = (s.bits(&shape, dtype), cpu_s.bits(&shape, dtype));
                 assert_eq!(
                     to_scalars(&g.unwrap()),
                     to_scalars(&c.unwrap()),
                     "bits {dtype} {shape:?}"
                 );
-            }
-            // No 8- or 16-bit integer kernels on wgpu: a typed error naming the cast.
-            match s.bits(&shape, DType::U8) {
-                Err(Error::Unsupported { backend, op, .. }) => {
-                    assert_eq!((backend.as_str(), op.as_str()), ("wgpu", "cast"))
-                }
-                other => panic!("bits u8 on wgpu: {other:?}"),
             }
             let g = s.uniform(&shape, DType::F32, -2.0, 3.0).unwrap();
             let c = cpu_s.uniform(&shape, DType::F32, -2.0, 3.0).unwrap();

@@ -5,6 +5,7 @@
 use super::strided::{MapKernel, elementwise_body};
 use super::wgsl::{Elem, enables};
 use crate::backends::{BinaryOp, UnaryOp};
+use crate::dtype::DType;
 
 /// WGSL helpers for pow and saturating casts.
 const HELPERS: &str = r#"
@@ -328,12 +329,11 @@ fn kernel(key: String, inputs: &[Elem], out: Elem, result_ty: &str, expr: &str) 
         decls,
         input_types: inputs.iter().map(|e| e.store).collect(),
         output_type: out.store,
-        per_invocation: if out.packed() {
-            4
-        } else {
-            super::strided::PER_INVOCATION
+        per_invocation: match out.packed_bits() {
+            Some(bits) => 32 / bits,
+            None => super::strided::PER_INVOCATION,
         },
-        body: elementwise_body(&value, out.packed(), |v| out.store(v)),
+        body: elementwise_body(&value, out.packed_bits(), |v| out.store(v)),
     }
 }
 
@@ -348,7 +348,7 @@ pub(crate) fn unary(op: UnaryOp, x: Elem, out: Elem) -> Option<MapKernel> {
 /// The kernel of `op(a, b)` with output `out`, or `None` when the op does not exist.
 pub(crate) fn binary(op: BinaryOp, x: Elem, out: Elem) -> Option<MapKernel> {
     // f16 computes in f32: its nextafter steps the f16 bits, not the f32 ones.
-    let expr = if op == BinaryOp::Nextafter && x.dtype == crate::dtype::DType::F16 {
+    let expr = if op == BinaryOp::Nextafter && x.dtype == DType::F16 {
         "nextafter_h(a, b)".to_string()
     } else {
         binary_expr(op, x.ty)?
@@ -366,5 +366,15 @@ pub(crate) fn select(cond: Elem, x: Elem) -> MapKernel {
 /// The kernel converting `x` to `out`.
 pub(crate) fn cast(x: Elem, out: Elem) -> MapKernel {
     let key = format!("cast-{}-{}", x.dtype, out.dtype);
-    kernel(key, &[x], out, out.ty, &cast_expr(x.ty, out.ty))
+    let expr = cast_expr(x.ty, out.ty);
+    // Floats saturate to a narrow integer's range (Rust's `as`, the CPU's rule); integers
+    // wrap (the store keeps the low bits).
+    let expr = match (x.ty, out.dtype) {
+        ("f32", DType::I8) => format!("clamp({expr}, -128i, 127i)"),
+        ("f32", DType::I16) => format!("clamp({expr}, -32768i, 32767i)"),
+        ("f32", DType::U8) => format!("min({expr}, 255u)"),
+        ("f32", DType::U16) => format!("min({expr}, 65535u)"),
+        _ => expr,
+    };
+    kernel(key, &[x], out, out.ty, &expr)
 }

@@ -257,6 +257,15 @@ fn device_only(kind: MemoryKind) -> Result<()> {
     Ok(())
 }
 
+/// The 32-bit dtype a packed one (bool, 8- and 16-bit integers) reduces and multiplies in.
+fn wide_of(e: Elem) -> DType {
+    if e.ty == "i32" {
+        DType::I32
+    } else {
+        DType::U32
+    }
+}
+
 /// The backend's work, each call run by `Backend` under `guard` (the GL lock, panics caught).
 impl WgpuBackend {
     fn kernel_dtypes_raw(&self, device: usize) -> Vec<DType> {
@@ -394,9 +403,11 @@ impl WgpuBackend {
         let buf = self.buffer(&x)?;
         let ctx = self.ctx(buf.device)?;
         let e = self.elem(ctx, op.name(), x.dtype)?;
-        if e.dtype == DType::Bool && op != ReduceOp::Sum {
-            // max/min of bool are any/all: reduce 0/1 as u32, then back to bool.
-            let u = self.elem(ctx, op.name(), DType::U32)?;
+        if e.packed() && (e.dtype != DType::Bool || op != ReduceOp::Sum) {
+            // A reduction writes one output per workgroup, not a packed word: reduce in the
+            // 32-bit type, then back (max/min of bool are any/all over 0/1; narrow integer
+            // sums and products wrap on the way back, as they would have in their width).
+            let u = self.elem(ctx, op.name(), wide_of(e))?;
             let wide = self.cast_buf(x, e, u)?;
             let layout = Layout::contiguous(x.layout.shape())?;
             let r = reduce::reduce(ctx, buf.device, op, (&wide, &layout, u), axes, u)?;
@@ -408,7 +419,7 @@ impl WgpuBackend {
             let t = TensorRef {
                 buffer: &r,
                 layout: &rl,
-                dtype: DType::U32,
+                dtype: u.dtype,
             };
             return done(self.cast_buf(t, u, e)?);
         }
@@ -442,9 +453,10 @@ impl WgpuBackend {
                 got: b.dtype,
             });
         }
-        if e.dtype == DType::Bool {
-            // OR of ANDs: count the true products as u32, then test for non-zero.
-            let u = self.elem(ctx, "matmul", DType::U32)?;
+        if e.packed() {
+            // In the 32-bit type, then back: for bool, OR of ANDs counts the true products and
+            // tests for non-zero; narrow integers wrap alike in 32 bits and in their own.
+            let u = self.elem(ctx, "matmul", wide_of(e))?;
             let (wa, wb) = (self.cast_buf(a, e, u)?, self.cast_buf(b, e, u)?);
             let (la, lb) = (
                 Layout::contiguous(a.layout.shape())?,
@@ -458,7 +470,7 @@ impl WgpuBackend {
             let t = TensorRef {
                 buffer: &p,
                 layout: &pl,
-                dtype: DType::U32,
+                dtype: u.dtype,
             };
             return done(self.cast_buf(t, u, e)?);
         }

@@ -28,8 +28,8 @@ pub(crate) struct MapKernel {
     /// WGSL array element type of each input and of the output.
     pub input_types: Vec<&'static str>,
     pub output_type: &'static str,
-    /// Output elements each invocation writes (4 for one-byte outputs, so each writes a
-    /// whole word; 2 for two-byte outputs of the copy kernel).
+    /// Output elements each invocation writes (4 for one-byte outputs and 2 for two-byte
+    /// ones, so each writes a whole word).
     pub per_invocation: u32,
     /// Statements computing invocation `t`'s output; `at(k, i)` gives input `k`'s element
     /// offset for output element `i`, and `pp(0)` the element count.
@@ -338,20 +338,21 @@ pub(crate) const PER_INVOCATION: u32 = 4;
 /// (written in terms of `i`), `store` turns a value into what is stored.
 pub(crate) fn elementwise_body(
     value: &str,
-    packed_out: bool,
+    packed_bits: Option<u32>,
     store: impl Fn(&str) -> String,
 ) -> String {
-    if packed_out {
+    if let Some(bits) = packed_bits {
         format!(
-            "    let first = t * 4u;
+            "    let first = t * {per}u;
     if first >= pp(0) {{ return; }}
     var w = 0u;
-    for (var j = 0u; j < 4u; j++) {{
+    for (var j = 0u; j < {per}u; j++) {{
         let i = first + j;
-        if i < pp(0) {{ w |= ({}) << (8u * j); }}
+        if i < pp(0) {{ w |= ({}) << ({bits}u * j); }}
     }}
     out[t] = w;",
-            store(value)
+            store(value),
+            per = 32 / bits
         )
     } else {
         format!(

@@ -2,8 +2,10 @@
 //! and the load/store expressions between the two.
 //!
 //! Buffers keep dlarray's byte layout (so uploads, downloads and DLPack copies are plain
-//! byte copies): bool is one byte per element, packed four to a `u32` word in WGSL; f16 is
-//! stored as `f16` (with `SHADER_F16`) and computed in f32, as the CPU backend does.
+//! byte copies): bool and 8-bit integers are one byte per element, packed four to a `u32`
+//! word in WGSL, and 16-bit integers two to a word (WGSL has no narrower integer; they
+//! compute in `i32`/`u32`, and keeping the low bits on store wraps them as NumPy does); f16
+//! is stored as `f16` (with `SHADER_F16`) and computed in f32, as the CPU backend does.
 
 use super::context::Ctx;
 use crate::dtype::DType;
@@ -26,15 +28,27 @@ impl Elem {
             DType::I32 => ("i32", "i32"),
             DType::U32 => ("u32", "u32"),
             DType::Bool => ("bool", "u32"),
+            DType::I8 | DType::I16 => ("i32", "u32"),
+            DType::U8 | DType::U16 => ("u32", "u32"),
             DType::F16 if ctx.f16 => ("f32", "f16"),
             _ => return None,
         };
         Some(Elem { dtype, ty, store })
     }
 
-    /// One element per byte, four to a word: outputs are written a word at a time.
+    /// Bits per element of a dtype packed several to a `u32` word (bool and 8-bit integers:
+    /// 8, 16-bit integers: 16); `None` for one element per array entry. Packed outputs are
+    /// written a word at a time.
+    pub fn packed_bits(self) -> Option<u32> {
+        match self.dtype {
+            DType::Bool | DType::I8 | DType::U8 => Some(8),
+            DType::I16 | DType::U16 => Some(16),
+            _ => None,
+        }
+    }
+
     pub fn packed(self) -> bool {
-        self.dtype == DType::Bool
+        self.packed_bits().is_some()
     }
 
     pub fn needs_f16(self) -> bool {
@@ -43,21 +57,35 @@ impl Elem {
 
     /// WGSL that loads element `i` (an expression of type u32) of array `arr` as `self.ty`.
     pub fn load(self, arr: &str, i: &str) -> String {
-        match self.store {
-            "f16" => format!("f32({arr}[{i}])"),
-            _ if self.packed() => {
-                format!("((({arr}[({i}) >> 2u] >> ((({i}) & 3u) * 8u)) & 0xffu) != 0u)")
-            }
-            _ => format!("{arr}[{i}]"),
+        let Some(bits) = self.packed_bits() else {
+            return match self.store {
+                "f16" => format!("f32({arr}[{i}])"),
+                _ => format!("{arr}[{i}]"),
+            };
+        };
+        let (per, log) = if bits == 8 { (3, 2) } else { (1, 1) };
+        let word = format!("{arr}[({i}) >> {log}u]");
+        let shift = format!("((({i}) & {per}u) * {bits}u)");
+        match self.ty {
+            "bool" => format!("((({word} >> {shift}) & 0xffu) != 0u)"),
+            // The element's bits moved to the top, then an arithmetic shift extends the sign.
+            "i32" => format!(
+                "(bitcast<i32>({word} << ({top}u - {shift})) >> {top}u)",
+                top = 32 - bits
+            ),
+            _ => format!("(({word} >> {shift}) & {mask})", mask = mask(bits)),
         }
     }
 
     /// WGSL converting value `v` (of `self.ty`) to what is stored: the array element for
     /// unpacked types, the byte (as u32) for packed ones.
     pub fn store(self, v: &str) -> String {
-        match self.store {
-            "f16" => format!("f16({v})"),
-            _ if self.packed() => format!("select(0u, 1u, {v})"),
+        match (self.packed_bits(), self.ty) {
+            (Some(_), "bool") => format!("select(0u, 1u, {v})"),
+            // The low bits: integer results wrap to the element's width.
+            (Some(bits), "i32") => format!("(bitcast<u32>({v}) & {})", mask(bits)),
+            (Some(bits), _) => format!("(({v}) & {})", mask(bits)),
+            _ if self.store == "f16" => format!("f16({v})"),
             _ => v.to_string(),
         }
     }
@@ -71,6 +99,11 @@ impl Elem {
             _ => (v != 0.0).to_string(),
         }
     }
+}
+
+/// The WGSL mask of a packed element's `bits`.
+fn mask(bits: u32) -> &'static str {
+    if bits == 8 { "0xffu" } else { "0xffffu" }
 }
 
 /// `enable f16;` when any of `elems` stores f16.
