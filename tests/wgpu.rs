@@ -565,6 +565,11 @@ fn narrow_integers_wrap_and_saturate_as_on_the_cpu() {
                 let a_c = from_scalars(&xs[..n], &[n], dtype, &cpu());
                 let b_c = from_scalars(&xs[13 - n..], &[n], dtype, &cpu());
                 let (a_g, b_g) = (a_c.to_device(&dev).unwrap(), b_c.to_device(&dev).unwrap());
+                // `f` on the CPU operands and on the wgpu ones.
+                let check = |op: String, f: &dyn Fn(&Array, &Array) -> dlarray::Result<Array>| {
+                    let what = format!("{op} {dtype} [{n}] on {dev}");
+                    same(&what, &dev, &[dtype], f(&a_c, &b_c), f(&a_g, &b_g));
+                };
                 for op in [
                     BinaryOp::Add,
                     BinaryOp::Sub,
@@ -576,28 +581,15 @@ fn narrow_integers_wrap_and_saturate_as_on_the_cpu() {
                     BinaryOp::BitwiseXor,
                     BinaryOp::Lt,
                 ] {
-                    let what = format!("{op} {dtype} [{n}] on {dev}");
-                    same(
-                        &what,
-                        &dev,
-                        &[dtype],
-                        a_c.binary(op, &b_c),
-                        a_g.binary(op, &b_g),
-                    );
+                    check(op.to_string(), &|a, b| a.binary(op, b));
                 }
                 for op in [UnaryOp::Neg, UnaryOp::Abs, UnaryOp::BitwiseInvert] {
-                    let what = format!("{op} {dtype} [{n}] on {dev}");
-                    same(&what, &dev, &[dtype], a_c.unary(op), a_g.unary(op));
+                    check(op.to_string(), &|a, _| a.unary(op));
                 }
                 for op in [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min] {
-                    let what = format!("{op} {dtype} [{n}] on {dev}");
-                    same(
-                        &what,
-                        &dev,
-                        &[dtype],
-                        a_c.reduce(op, dlarray::Axes::All, false),
-                        a_g.reduce(op, dlarray::Axes::All, false),
-                    );
+                    check(op.to_string(), &|a, _| {
+                        a.reduce(op, dlarray::Axes::All, false)
+                    });
                 }
             }
             // Floats out of range, NaN and fractions into the narrow type: saturated, 0,
