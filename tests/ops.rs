@@ -652,8 +652,8 @@ fn astype_every_pair() {
     }
 }
 
-/// The contiguous float32 <-> float16 casts take `half`'s slice converters (F16C), the
-/// strided ones the element path: every float16, and float32s spread over all bit patterns
+/// The contiguous float32 <-> float16 casts take `simd`'s converters (F16C), the strided
+/// ones the element path: every float16, and float32s spread over all bit patterns
 /// (subnormals, ties, overflow to inf, NaNs), give the same values both ways and `half`'s.
 #[test]
 fn float16_casts_of_contiguous_and_strided_tensors_agree() {

@@ -164,6 +164,7 @@ fn sole_shard(x: &Array) -> Option<&ShardData> {
 }
 
 /// A kernel's output `buf` (row-major, `shape`) as the array on `s`'s device.
+#[inline]
 fn whole_result(s: &ShardData, dtype: DType, buf: SharedBuffer, shape: &[usize]) -> Array {
     Array::from_buffer(
         s.device.clone(),
@@ -191,9 +192,7 @@ fn single_device_binary(
     }
     Some(
         // `shape` came from broadcast_shapes: already checked.
-        binary_kernel(op, sa, sb, shape, compute, out).map(|buf| {
-            Array::from_buffer(sa.device.clone(), out, buf, Layout::contiguous_valid(shape))
-        }),
+        binary_kernel(op, sa, sb, shape, compute, out).map(|buf| whole_result(sa, out, buf, shape)),
     )
 }
 

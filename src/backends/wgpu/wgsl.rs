@@ -63,9 +63,10 @@ impl Elem {
                 _ => format!("{arr}[{i}]"),
             };
         };
-        let (per, log) = if bits == 8 { (3, 2) } else { (1, 1) };
+        // Element i is lane (i mod lanes) of word i / lanes, `lanes` 4 or 2.
+        let (lane, log) = if bits == 8 { (3, 2) } else { (1, 1) };
         let word = format!("{arr}[({i}) >> {log}u]");
-        let shift = format!("((({i}) & {per}u) * {bits}u)");
+        let shift = format!("((({i}) & {lane}u) * {bits}u)");
         match self.ty {
             "bool" => format!("((({word} >> {shift}) & 0xffu) != 0u)"),
             // The element's bits moved to the top, then an arithmetic shift extends the sign.
