@@ -11,6 +11,9 @@ use crate::error::{Error, Result};
 use crate::layout::{Layout, contiguous_strides, for_each_run};
 use std::mem::MaybeUninit;
 
+#[cfg(target_arch = "x86_64")]
+use super::gemm_avx2::{self, Strided};
+
 /// Products smaller than this many multiply-adds run on one thread.
 const GEMM_PAR_MIN: usize = 1 << 18;
 
@@ -166,8 +169,38 @@ fn gemm_run<T: Element>(
     } else {
         gemm::Parallelism::None
     };
-    let one = T::from_scalar(crate::dtype::Scalar::Int(1));
     let parallel = !matches!(par, gemm::Parallelism::None);
+    #[cfg(target_arch = "x86_64")]
+    if let Some(blocked) = blocked::<T>(d) {
+        let threads = parallel.then_some(dev);
+        for_each_matrix(a.layout, b.layout, d, |ao, bo, oo| {
+            // SAFETY: `blocked` exists only where the processor has AVX2 and FMA; the views
+            // were bounds-checked, so every (row, col) the strides address lies in its
+            // buffer; matrix `oo..oo + m*n` of `out` is written by this call only; k > 0.
+            unsafe {
+                blocked(
+                    threads,
+                    d.m,
+                    d.n,
+                    d.k,
+                    Strided {
+                        ptr: va.base().offset(ao),
+                        rs: ars,
+                        cs: acs,
+                    },
+                    Strided {
+                        ptr: vb.base().offset(bo),
+                        rs: brs,
+                        cs: bcs,
+                    },
+                    (o.ptr() as *mut T).add(oo),
+                    d.n,
+                )
+            }
+        });
+        return Ok(out);
+    }
+    let one = T::from_scalar(crate::dtype::Scalar::Int(1));
     let run = || {
         for_each_matrix(a.layout, b.layout, d, |ao, bo, oo| {
             // SAFETY: the views were bounds-checked, so every (row, col) of each matrix the
@@ -208,6 +241,32 @@ fn gemm_run<T: Element>(
     }
     Ok(out)
 }
+
+/// The blocked AVX2 product for `T` where it has one, it is enabled (see
+/// [`gemm_avx2::enabled`]) and the shape suits it: it packs both operands, which a product
+/// with a dimension under 16 (a matrix times a vector) does not repay; the `gemm` crate has
+/// unpacked kernels for those.
+#[cfg(target_arch = "x86_64")]
+fn blocked<T: Element>(d: &Dims3) -> Option<BlockedFn<T>> {
+    use std::any::TypeId;
+    if d.m < 16 || d.n < 16 || !gemm_avx2::enabled() {
+        return None;
+    }
+    let f: BlockedFn<T> = if TypeId::of::<T>() == TypeId::of::<f32>() {
+        // SAFETY: T is f32, so the two function types are the same.
+        unsafe { std::mem::transmute::<BlockedFn<f32>, BlockedFn<T>>(gemm_avx2::gemm::<f32>) }
+    } else if TypeId::of::<T>() == TypeId::of::<f64>() {
+        // SAFETY: T is f64, as above.
+        unsafe { std::mem::transmute::<BlockedFn<f64>, BlockedFn<T>>(gemm_avx2::gemm::<f64>) }
+    } else {
+        return None;
+    };
+    Some(f)
+}
+
+#[cfg(target_arch = "x86_64")]
+type BlockedFn<T> =
+    unsafe fn(Option<&HostDevice>, usize, usize, usize, Strided<T>, Strided<T>, *mut T, usize);
 
 fn naive_run<T: Element>(
     be: &HostBackend,

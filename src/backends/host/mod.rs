@@ -11,6 +11,8 @@ mod elementwise;
 mod engine;
 mod expf;
 mod foreign;
+#[cfg(target_arch = "x86_64")]
+mod gemm_avx2;
 mod helpers;
 mod math;
 mod matmul;
