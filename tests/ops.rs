@@ -637,6 +637,57 @@ fn large_matmul_matches_reference() {
     }
 }
 
+/// f32, f64, float16 and bfloat16 products big enough for the blocked AVX2 path (where the
+/// processor has it: every dimension 16 or more), batched, with a transposed operand and a
+/// depth over one block: each element is the exact sum of small integer products, rounded
+/// once to the dtype.
+#[test]
+fn float_matmuls_of_batched_transposed_operands_round_once() {
+    let (batch, m, k, n) = (2, 20, 300, 33);
+    // Non-negative, so the sums (~6,000) need rounding in float16 and bfloat16.
+    let a: Vec<f64> = (0..batch * m * k).map(|i| ((i * 7) % 11) as f64).collect();
+    let b: Vec<f64> = (0..batch * n * k).map(|i| ((i * 5) % 9) as f64).collect();
+    // b is stored [batch, n, k] and used transposed: element (p, j) of matrix q at
+    // q * n * k + j * k + p.
+    let mut want = Vec::with_capacity(batch * m * n);
+    for q in 0..batch {
+        for i in 0..m {
+            for j in 0..n {
+                want.push(
+                    (0..k)
+                        .map(|p| a[(q * m + i) * k + p] * b[(q * n + j) * k + p])
+                        .sum::<f64>(),
+                );
+            }
+        }
+    }
+    let want = Array::from_vec(want, &[batch, m, n]).unwrap();
+    for dtype in [DType::F32, DType::F64, DType::F16, DType::BF16] {
+        let x = Array::from_vec(a.clone(), &[batch, m, k])
+            .unwrap()
+            .astype(dtype)
+            .unwrap();
+        let y = Array::from_vec(b.clone(), &[batch, n, k])
+            .unwrap()
+            .astype(dtype)
+            .unwrap()
+            .permute(&[0, 2, 1])
+            .unwrap();
+        let got = x.matmul(&y).unwrap();
+        assert_eq!((got.dtype(), got.shape()), (dtype, &[batch, m, n][..]));
+        assert_eq!(
+            got.astype(DType::F64).unwrap().to_vec::<f64>().unwrap(),
+            want.astype(dtype)
+                .unwrap()
+                .astype(DType::F64)
+                .unwrap()
+                .to_vec::<f64>()
+                .unwrap(),
+            "{dtype}"
+        );
+    }
+}
+
 #[test]
 fn astype_every_pair() {
     for &from in &DType::ALL {

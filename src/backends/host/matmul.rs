@@ -70,6 +70,10 @@ pub(crate) fn matmul(
         });
     }
     let d = dims(a.layout, b.layout)?;
+    #[cfg(target_arch = "x86_64")]
+    if let Some(out) = blocked(be, dev, a, b, &d) {
+        return out;
+    }
     let dt = a.dtype;
     match dt {
         DType::F32 => gemm_run::<f32>(be, dev, a, b, &d),
@@ -170,36 +174,6 @@ fn gemm_run<T: Element>(
         gemm::Parallelism::None
     };
     let parallel = !matches!(par, gemm::Parallelism::None);
-    #[cfg(target_arch = "x86_64")]
-    if let Some(blocked) = blocked::<T>(d) {
-        let threads = parallel.then_some(dev);
-        for_each_matrix(a.layout, b.layout, d, |ao, bo, oo| {
-            // SAFETY: `blocked` exists only where the processor has AVX2 and FMA; the views
-            // were bounds-checked, so every (row, col) the strides address lies in its
-            // buffer; matrix `oo..oo + m*n` of `out` is written by this call only; k > 0.
-            unsafe {
-                blocked(
-                    threads,
-                    d.m,
-                    d.n,
-                    d.k,
-                    Strided {
-                        ptr: va.base().offset(ao),
-                        rs: ars,
-                        cs: acs,
-                    },
-                    Strided {
-                        ptr: vb.base().offset(bo),
-                        rs: brs,
-                        cs: bcs,
-                    },
-                    (o.ptr() as *mut T).add(oo),
-                    d.n,
-                )
-            }
-        });
-        return Ok(out);
-    }
     let one = T::from_scalar(crate::dtype::Scalar::Int(1));
     let run = || {
         for_each_matrix(a.layout, b.layout, d, |ao, bo, oo| {
@@ -242,31 +216,75 @@ fn gemm_run<T: Element>(
     Ok(out)
 }
 
-/// The blocked AVX2 product for `T` where it has one, it is enabled (see
-/// [`gemm_avx2::enabled`]) and the shape suits it: it packs both operands, which a product
-/// with a dimension under 16 (a matrix times a vector) does not repay; the `gemm` crate has
-/// unpacked kernels for those.
+/// The blocked AVX2 product (see [`gemm_avx2`]) for f32, f64, float16 and bfloat16, where
+/// it is enabled and the shape suits it (`None` otherwise): it packs both operands, which a
+/// product with a dimension under 16 (a matrix times a vector) does not repay; the `gemm`
+/// crate has unpacked kernels for those.
 #[cfg(target_arch = "x86_64")]
-fn blocked<T: Element>(d: &Dims3) -> Option<BlockedFn<T>> {
-    use std::any::TypeId;
-    if d.m < 16 || d.n < 16 || !gemm_avx2::enabled() {
+fn blocked(
+    be: &HostBackend,
+    dev: &HostDevice,
+    a: TensorRef<'_>,
+    b: TensorRef<'_>,
+    d: &Dims3,
+) -> Option<Result<HostBuffer>> {
+    if d.m < 16 || d.n < 16 || d.k == 0 || !gemm_avx2::enabled() {
         return None;
     }
-    let f: BlockedFn<T> = if TypeId::of::<T>() == TypeId::of::<f32>() {
-        // SAFETY: T is f32, so the two function types are the same.
-        unsafe { std::mem::transmute::<BlockedFn<f32>, BlockedFn<T>>(gemm_avx2::gemm::<f32>) }
-    } else if TypeId::of::<T>() == TypeId::of::<f64>() {
-        // SAFETY: T is f64, as above.
-        unsafe { std::mem::transmute::<BlockedFn<f64>, BlockedFn<T>>(gemm_avx2::gemm::<f64>) }
-    } else {
-        return None;
-    };
-    Some(f)
+    match a.dtype {
+        DType::F32 => Some(blocked_run::<f32>(be, dev, a, b, d)),
+        DType::F64 => Some(blocked_run::<f64>(be, dev, a, b, d)),
+        DType::BF16 => Some(blocked_run::<half::bf16>(be, dev, a, b, d)),
+        DType::F16 if std::arch::is_x86_feature_detected!("f16c") => {
+            Some(blocked_run::<half::f16>(be, dev, a, b, d))
+        }
+        _ => None,
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
-type BlockedFn<T> =
-    unsafe fn(Option<&HostDevice>, usize, usize, usize, Strided<T>, Strided<T>, *mut T, usize);
+fn blocked_run<T: Element + gemm_avx2::Operand>(
+    be: &HostBackend,
+    dev: &HostDevice,
+    a: TensorRef<'_>,
+    b: TensorRef<'_>,
+    d: &Dims3,
+) -> Result<HostBuffer> {
+    let (va, vb) = (be.view::<T>(a)?, be.view::<T>(b)?);
+    let mut out = alloc_out::<T>(dev, d.total)?;
+    let o = out_ptr::<T>(&mut out);
+    let nd = a.layout.ndim();
+    let (ars, acs) = (a.layout.strides()[nd - 2], a.layout.strides()[nd - 1]);
+    let (brs, bcs) = (b.layout.strides()[nd - 2], b.layout.strides()[nd - 1]);
+    let threads = ((d.m * d.n).saturating_mul(d.k) >= GEMM_PAR_MIN).then_some(dev);
+    for_each_matrix(a.layout, b.layout, d, |ao, bo, oo| {
+        // SAFETY: `blocked` runs this only where the processor has AVX2 and FMA (and F16C
+        // for float16) and k > 0; the views were bounds-checked, so every (row, col) the
+        // strides address lies in its buffer; matrix `oo..oo + m*n` of `out` is written by
+        // this call only.
+        unsafe {
+            gemm_avx2::gemm::<T>(
+                threads,
+                d.m,
+                d.n,
+                d.k,
+                Strided {
+                    ptr: va.base().offset(ao),
+                    rs: ars,
+                    cs: acs,
+                },
+                Strided {
+                    ptr: vb.base().offset(bo),
+                    rs: brs,
+                    cs: bcs,
+                },
+                (o.ptr() as *mut T).add(oo),
+                d.n,
+            )
+        }
+    });
+    Ok(out)
+}
 
 fn naive_run<T: Element>(
     be: &HostBackend,

@@ -14,7 +14,6 @@ pub(crate) trait Tile: Copy + Send + Sync + 'static {
     const MR: usize;
     /// Columns of the tile (the B panel's width): two vectors.
     const NR: usize;
-    const ZERO: Self;
 
     /// `C[..mr, ..nr] (+)= A_panel * B_panel` over `kc` steps; `accumulate` adds to C's old
     /// values instead of overwriting them (C may be uninitialised when it is false).
@@ -43,7 +42,6 @@ macro_rules! tile_kernel {
         impl Tile for $t {
             const MR: usize = 6;
             const NR: usize = $nr;
-            const ZERO: Self = 0.0;
 
             unsafe fn tile(
                 kc: usize,

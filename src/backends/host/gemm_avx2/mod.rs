@@ -13,14 +13,17 @@
 //! and never wait on each other inside a depth block: `par_for` joins once per block.
 
 mod kernel;
+mod operand;
 mod pack;
 
 pub(crate) use kernel::Tile;
+pub(crate) use operand::Operand;
 pub(crate) use pack::Strided;
 
 use super::HostDevice;
 use super::engine::{SendPtr, par_for};
 use std::cell::RefCell;
+use std::mem::MaybeUninit;
 
 /// Depth of a block: a B panel of `KC x NR` is 16 KiB, half of L1.
 const KC: usize = 256;
@@ -47,27 +50,29 @@ pub(crate) fn enabled() -> bool {
 }
 
 /// `c = a * b` for an `m x k` matrix `a` and a `k x n` matrix `b`; `c` has row stride `ldc`
-/// and unit column stride. With `dev`, the work is split over its threads.
+/// and unit column stride. With `dev`, the work is split over its threads. float16 and
+/// bfloat16 accumulate in f32 and are rounded once, as each element of `c` is written.
 ///
 /// # Safety
-/// The processor has AVX2 and FMA; every element of `a` and `b` is readable; `c` addresses
-/// `m x n` elements written by no one else meanwhile; `k > 0`.
+/// The processor has AVX2 and FMA (and F16C for float16); every element of `a` and `b` is
+/// readable; `c` addresses `m x n` elements written by no one else meanwhile; `k > 0`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn gemm<T: Tile>(
+pub(crate) unsafe fn gemm<S: Operand>(
     dev: Option<&HostDevice>,
     m: usize,
     n: usize,
     k: usize,
-    a: Strided<T>,
-    b: Strided<T>,
-    c: *mut T,
+    a: Strided<S>,
+    b: Strided<S>,
+    c: *mut S,
     ldc: usize,
 ) {
+    type T<S> = <S as Operand>::Acc;
     if m == 0 || n == 0 {
         return;
     }
-    let (mr, nr) = (T::MR, T::NR);
-    let size = size_of::<T>();
+    let (mr, nr) = (T::<S>::MR, T::<S>::NR);
+    let size = size_of::<T<S>>();
     let threads = dev.map_or(1, |d| d.threads());
     // Even block sizes: 1030 deep is 4 blocks of 258, not 4 of 256 and one of 6.
     let kc_len = k.div_ceil(k.div_ceil(KC));
@@ -104,7 +109,7 @@ pub(crate) unsafe fn gemm<T: Tile>(
         // All of B's depth for these columns is packed first (depth block by depth block,
         // `k * nr` elements per panel), so each thread then runs its rows through every
         // depth block without waiting for the others: two joins per column block.
-        with_scratch(&B_SCRATCH, b_panels * k * nr, |bp: *mut T| {
+        with_scratch(&B_SCRATCH, b_panels * k * nr, |bp: *mut T<S>| {
             let bp = SendPtr(bp);
             let block_at =
                 |pc: usize, kc: usize, jp: usize| pc * nc.next_multiple_of(nr) + jp * kc * nr;
@@ -131,44 +136,74 @@ pub(crate) unsafe fn gemm<T: Tile>(
                 let mc = mc_len.min(m - ic);
                 let a_panels = mc.div_ceil(mr);
                 let cols = split * per_split..((split + 1) * per_split).min(b_panels);
-                with_scratch(&A_SCRATCH, a_panels * kc_len * mr, |ap: *mut T| {
-                    for (depth_block, &(pc, kc)) in depth_blocks.iter().enumerate() {
-                        for ip in 0..a_panels {
-                            let i0 = ip * mr;
-                            // SAFETY: rows ic + i0.. (inside m) and columns pc..pc + kc are
-                            // elements of a; panel ip holds kc * mr elements of this thread's
-                            // scratch.
-                            unsafe {
-                                pack::a_panel(
-                                    a,
-                                    ic + i0,
-                                    mr.min(mc - i0),
-                                    pc,
-                                    kc,
-                                    ap.add(ip * kc * mr),
-                                )
-                            }
-                        }
-                        for jp in cols.clone() {
-                            let j0 = jp * nr;
+                // Where the tiles write: C itself, or (for a narrower S) an f32 block of
+                // this task's rows and columns that is rounded into C at the end.
+                let (col0, col_end) = (cols.start * nr, (cols.end * nr).min(nc));
+                let width = col_end - col0;
+                let staged = if S::NATIVE { 0 } else { mc * width };
+                with_scratch(&C_SCRATCH, staged, |cs: *mut T<S>| {
+                    let (dst, dst_ld) = if S::NATIVE {
+                        // `NATIVE`: S is T<S> (Operand's safety contract).
+                        (c.ptr().wrapping_add(ic * ldc + jc + col0) as *mut T<S>, ldc)
+                    } else {
+                        (cs, width)
+                    };
+                    with_scratch(&A_SCRATCH, a_panels * kc_len * mr, |ap: *mut T<S>| {
+                        for (depth_block, &(pc, kc)) in depth_blocks.iter().enumerate() {
                             for ip in 0..a_panels {
                                 let i0 = ip * mr;
-                                // SAFETY: the processor has AVX2 and FMA (the caller's
-                                // promise); both panels were packed with kc steps; the tile
-                                // at (ic + i0, jc + j0) is inside C and belongs to this
-                                // task's rows and columns only.
+                                // SAFETY: rows ic + i0.. (inside m) and columns pc..pc + kc are
+                                // elements of a; panel ip holds kc * mr elements of this thread's
+                                // scratch.
                                 unsafe {
-                                    T::tile(
+                                    pack::a_panel(
+                                        a,
+                                        ic + i0,
+                                        mr.min(mc - i0),
+                                        pc,
                                         kc,
                                         ap.add(ip * kc * mr),
-                                        bp.ptr().add(block_at(pc, kc, jp)),
-                                        c.ptr().add((ic + i0) * ldc + jc + j0),
-                                        ldc,
-                                        depth_block > 0,
-                                        mr.min(mc - i0),
-                                        nr.min(nc - j0),
                                     )
                                 }
+                            }
+                            for jp in cols.clone() {
+                                let j0 = jp * nr;
+                                for ip in 0..a_panels {
+                                    let i0 = ip * mr;
+                                    // SAFETY: the processor has AVX2 and FMA (the caller's
+                                    // promise); both panels were packed with kc steps; the tile
+                                    // at (ic + i0, jc + j0) is inside C (or its staged block)
+                                    // and belongs to this task's rows and columns only.
+                                    unsafe {
+                                        T::<S>::tile(
+                                            kc,
+                                            ap.add(ip * kc * mr),
+                                            bp.ptr().add(block_at(pc, kc, jp)),
+                                            dst.add(i0 * dst_ld + j0 - col0),
+                                            dst_ld,
+                                            depth_block > 0,
+                                            mr.min(mc - i0),
+                                            nr.min(nc - j0),
+                                        )
+                                    }
+                                }
+                            }
+                        }
+                    });
+                    if !S::NATIVE {
+                        for r in 0..mc {
+                            // SAFETY: every tile of these rows and columns was written (the
+                            // first depth block writes without reading), so row r of the staged
+                            // block is initialised; row ic + r, columns jc + col0.. of C belong
+                            // to this task.
+                            unsafe {
+                                let row = std::slice::from_raw_parts(
+                                    cs.add(r * width) as *const T<S>,
+                                    width,
+                                );
+                                let out =
+                                    c.ptr().add((ic + r) * ldc + jc + col0) as *mut MaybeUninit<S>;
+                                S::narrow(row, std::slice::from_raw_parts_mut(out, width));
                             }
                         }
                     }
@@ -182,8 +217,11 @@ thread_local! {
     /// Each thread's A block, kept between products (a fresh 144 KiB block faulted in its
     /// pages on every call).
     static A_SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-    /// The calling thread's B block, shared with the helpers for one depth block.
+    /// The calling thread's B block, shared with the helpers.
     static B_SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// Each thread's f32 block of C for a float16 or bfloat16 product, rounded into C once
+    /// every depth block is in.
+    static C_SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Calls `f` with `len` elements of this thread's scratch `key`, 64-byte aligned (so a

@@ -1,4 +1,4 @@
-use super::{Strided, Tile, gemm};
+use super::{Operand, Strided, gemm};
 use crate::backends::MemoryKind;
 use crate::backends::host::{HostBackend, HostConfig};
 
@@ -32,8 +32,33 @@ enum Form {
     BroadcastRows,
 }
 
+/// An element type under test, made from small integers.
+trait Elem: Operand + PartialEq + std::fmt::Debug {
+    fn of(v: f64) -> Self;
+}
+impl Elem for f32 {
+    fn of(v: f64) -> Self {
+        v as f32
+    }
+}
+impl Elem for f64 {
+    fn of(v: f64) -> Self {
+        v
+    }
+}
+impl Elem for half::f16 {
+    fn of(v: f64) -> Self {
+        half::f16::from_f64(v)
+    }
+}
+impl Elem for half::bf16 {
+    fn of(v: f64) -> Self {
+        half::bf16::from_f64(v)
+    }
+}
+
 /// Storage for a `rows x cols` operand of `form` with values from `f`, and its strides view.
-fn operand<T: Copy + From<i16>>(
+fn operand<T: Elem>(
     rows: usize,
     cols: usize,
     form: Form,
@@ -44,40 +69,40 @@ fn operand<T: Copy + From<i16>>(
     match form {
         Form::RowMajor => {
             let v = (0..rows * cols)
-                .map(|i| T::from(f(i / cols, i % cols)))
+                .map(|i| T::of(f64::from(f(i / cols, i % cols))))
                 .collect();
             (v, 0, c, 1)
         }
         Form::Transposed => {
             let v = (0..rows * cols)
-                .map(|i| T::from(f(i % rows, i / rows)))
+                .map(|i| T::of(f64::from(f(i % rows, i / rows))))
                 .collect();
             (v, 0, 1, r)
         }
         Form::Reversed => {
             let v = (0..rows * cols)
-                .map(|i| T::from(f(rows - 1 - i / cols, i % cols)))
+                .map(|i| T::of(f64::from(f(rows - 1 - i / cols, i % cols))))
                 .collect();
             (v, (r - 1) * c, -c, 1)
         }
         Form::BroadcastRows => {
-            let v = (0..cols).map(|j| T::from(f(0, j))).collect();
+            let v = (0..cols).map(|j| T::of(f64::from(f(0, j)))).collect();
             (v, 0, 0, 1)
         }
     }
 }
 
 /// Checks `gemm` against a plain triple loop on small integers, whose products and sums are
-/// exact in f32 and f64 whatever the order: the result must be equal, not close.
-fn check<T>(dev: Option<&super::HostDevice>, m: usize, n: usize, k: usize, fa: Form, fb: Form)
-where
-    T: Tile
-        + From<i16>
-        + PartialEq
-        + std::fmt::Debug
-        + std::ops::Mul<Output = T>
-        + std::ops::Add<Output = T>,
-{
+/// exact in f32 and f64 whatever the order: the result must be equal, not close. float16
+/// and bfloat16 results are the exact sum rounded once.
+fn check<T: Elem>(
+    dev: Option<&super::HostDevice>,
+    m: usize,
+    n: usize,
+    k: usize,
+    fa: Form,
+    fb: Form,
+) {
     // Row-broadcast operands repeat row 0, so the values must not depend on the row there.
     let va = move |i: usize, p: usize| {
         let i = if matches!(fa, Form::BroadcastRows) {
@@ -99,7 +124,7 @@ where
     let (sb, ob, brs, bcs) = operand::<T>(k, n, fb, vb);
     // C with a wider row than n, and a sentinel around the tile that must survive.
     let ldc = n + 3;
-    let sentinel = T::from(1234);
+    let sentinel = T::of(1234.0);
     let mut c = vec![sentinel; m * ldc];
     // SAFETY: the processor has AVX2 and FMA (the callers check); the offsets and strides
     // address only elements of `sa` and `sb`; `c` holds m rows of ldc >= n elements.
@@ -126,9 +151,11 @@ where
     for i in 0..m {
         for j in 0..ldc {
             let want = if j < n {
-                (0..k).fold(T::from(0), |acc, p| {
-                    acc + T::from(va(i, p)) * T::from(vb(p, j))
-                })
+                T::of(
+                    (0..k)
+                        .map(|p| f64::from(va(i, p)) * f64::from(vb(p, j)))
+                        .sum(),
+                )
             } else {
                 sentinel
             };
@@ -169,6 +196,10 @@ fn products_equal_the_triple_loop_for_every_edge_and_layout() {
             for fb in FORMS {
                 check::<f32>(None, m, n, k, fa, fb);
                 check::<f64>(None, m, n, k, fa, fb);
+                check::<half::bf16>(None, m, n, k, fa, fb);
+                if std::arch::is_x86_feature_detected!("f16c") {
+                    check::<half::f16>(None, m, n, k, fa, fb);
+                }
             }
         }
     }
@@ -187,6 +218,7 @@ fn threads_split_rows_and_columns_without_overlap() {
     for (m, n, k) in [(301, 45, 70), (4, 200, 31), (50, 70, 600)] {
         check::<f32>(dev, m, n, k, Form::RowMajor, Form::RowMajor);
         check::<f64>(dev, m, n, k, Form::Transposed, Form::RowMajor);
+        check::<half::bf16>(dev, m, n, k, Form::RowMajor, Form::Transposed);
     }
 }
 
