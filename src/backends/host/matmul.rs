@@ -234,8 +234,14 @@ fn blocked(
     match a.dtype {
         DType::F32 => Some(blocked_run::<f32>(be, dev, a, b, d)),
         DType::F64 => Some(blocked_run::<f64>(be, dev, a, b, d)),
-        DType::BF16 => Some(blocked_run::<half::bf16>(be, dev, a, b, d)),
-        DType::F16 if std::arch::is_x86_feature_detected!("f16c") => {
+        // float16 and bfloat16 stage C in f32 for one rounding, up to a depth.
+        DType::BF16 if d.k <= gemm_avx2::NARROW_DEPTH_MAX => {
+            Some(blocked_run::<half::bf16>(be, dev, a, b, d))
+        }
+        DType::F16
+            if d.k <= gemm_avx2::NARROW_DEPTH_MAX
+                && std::arch::is_x86_feature_detected!("f16c") =>
+        {
             Some(blocked_run::<half::f16>(be, dev, a, b, d))
         }
         _ => None,

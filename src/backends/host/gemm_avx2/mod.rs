@@ -1,16 +1,21 @@
-//! A blocked matrix product for f32 and f64 on x86-64 processors with AVX2 and FMA (BLIS's
-//! loop nest around a 6 x 16 / 6 x 8 register tile).
+//! A blocked matrix product for f32, f64, float16 and bfloat16 on x86-64 processors with AVX2
+//! and FMA (BLIS's loop nest around a 6 x 16 / 6 x 8 register tile).
 //!
-//! Why our own: on an AVX2-only Zen 3 the `gemm` crate's kernel ran a 1024^3 f32 product at
-//! 0.75x OpenBLAS on one thread (36.3 against 27.1 ms). Where the processor has AVX-512 the
-//! crate's wider kernels stay in use (see [`enabled`]).
+//! Why our own, where the `gemm` crate's AVX2 kernel is as fast on one thread (92 GFLOP/s
+//! each for f32 1024^3 on a Zen 3 core, ~92 % of its FMA peak): its threads are a rayon job
+//! the caller waits on, split in fixed shares, so a worker the host descheduled or woke late
+//! holds the whole product (2 threads: 16-22 ms after idle against 13-18 here, in
+//! `examples/idle_matmul.rs`). Here the threads take row blocks from `par_for`'s counter and
+//! the caller computes from the start. float16 and bfloat16 are widened while packing (the
+//! crate path cast whole operands first: a 256^3 bfloat16 product took 3x as long as f32).
+//! Where the processor has AVX-512 the crate's wider kernels stay in use (see [`enabled`]).
 //!
-//! The loop nest, outermost first: columns of C in blocks of `nc` (B's block stays in the
-//! shared L3); depth in blocks of `kc` (B's `kc x nc` block is packed once, by all threads);
-//! rows of C in blocks of `mc` (each thread packs its own `mc x kc` block of A, which stays in
-//! its core's L2); then B panels (one `kc x NR` panel stays in L1) and A panels, the tile.
-//! Threads split the row blocks (and the column panels when there are too few row blocks),
-//! and never wait on each other inside a depth block: `par_for` joins once per block.
+//! The loop nest, outermost first: columns of C in blocks of `nc`, and depth in groups of up
+//! to `GROUP_DEPTH`: B's `depth x nc` block (~4 MiB, in the shared L3) is packed once, by all
+//! threads. Then each task, a block of `mc` rows (and, for short products, a share of the
+//! columns), runs every depth block of the group: it packs its `mc x kc` block of A (in its
+//! core's L2), then for each B panel (`kc x NR`, in L1) each A panel: the tile. Two joins per
+//! column block and depth group; no thread waits on another inside them.
 
 mod kernel;
 mod operand;
@@ -30,10 +35,16 @@ const KC: usize = 256;
 /// Bytes of an A block (`mc x kc`), ~144 KiB: well inside a Zen 3 or Skylake core's L2 with
 /// room for C's rows and B's panel.
 const A_BLOCK_BYTES: usize = 144 * KC * 4;
-/// Bytes of a B block (`kc x nc`), 4 MiB: in the shared L3.
+/// Bytes of a B block (`depth x nc`), 4 MiB: in the shared L3.
 const B_BLOCK_BYTES: usize = 4080 * KC * 4;
+/// The most depth one packed B block covers (16 depth blocks), so B's block stays ~4 MiB
+/// however deep the product.
+const GROUP_DEPTH: usize = 16 * KC;
+/// The deepest float16 or bfloat16 product [`gemm`] takes: their C is staged in f32 and
+/// rounded once, which needs the whole depth in one group.
+pub(crate) const NARROW_DEPTH_MAX: usize = GROUP_DEPTH;
 
-/// Whether matmul uses this product for f32 and f64: the processor has AVX2 and FMA and no
+/// Whether matmul uses this product for f32, f64, float16 and bfloat16: the processor has AVX2 and FMA and no
 /// AVX-512 (there the `gemm` crate's 16-lane kernels are faster), unless `DLARRAY_CPU_GEMM`
 /// says `blocked` (always, where AVX2 and FMA exist) or `crate` (never). Read once.
 pub(crate) fn enabled() -> bool {
@@ -55,7 +66,8 @@ pub(crate) fn enabled() -> bool {
 ///
 /// # Safety
 /// The processor has AVX2 and FMA (and F16C for float16); every element of `a` and `b` is
-/// readable; `c` addresses `m x n` elements written by no one else meanwhile; `k > 0`.
+/// readable; `c` addresses `m x n` elements written by no one else meanwhile; `k > 0`, and
+/// at most [`NARROW_DEPTH_MAX`] for float16 and bfloat16.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn gemm<S: Operand>(
     dev: Option<&HostDevice>,
@@ -74,10 +86,22 @@ pub(crate) unsafe fn gemm<S: Operand>(
     let (mr, nr) = (T::<S>::MR, T::<S>::NR);
     let size = size_of::<T<S>>();
     let threads = dev.map_or(1, |d| d.threads());
-    // Even block sizes: 1030 deep is 4 blocks of 258, not 4 of 256 and one of 6.
+    // Even block sizes: 1030 deep is 5 blocks of 206, not 4 of 256 and one of 6.
     let kc_len = k.div_ceil(k.div_ceil(KC));
-    // B's block holds all of the depth: the deeper the product, the fewer its columns.
-    let nc_max = (B_BLOCK_BYTES / (k * size)).max(1).next_multiple_of(nr);
+    let depth_blocks: Vec<(usize, usize)> = (0..k)
+        .step_by(kc_len)
+        .map(|pc| (pc, kc_len.min(k - pc)))
+        .collect();
+    let groups: Vec<&[(usize, usize)]> = depth_blocks.chunks(GROUP_DEPTH / kc_len).collect();
+    debug_assert!(
+        S::NATIVE || groups.len() == 1,
+        "float16 deeper than NARROW_DEPTH_MAX"
+    );
+    // B's block holds a group's depth: the deeper the group, the fewer its columns.
+    let group_depth = k.min(GROUP_DEPTH / kc_len * kc_len);
+    let nc_max = (B_BLOCK_BYTES / (group_depth * size))
+        .max(1)
+        .next_multiple_of(nr);
     let mc_max = (A_BLOCK_BYTES / (KC * size)).next_multiple_of(mr);
     // Row blocks: a multiple of the thread count where the rows allow, so no thread idles
     // at the end (1024 rows on 2 threads: 8 blocks of 128, not 7 of 144 and one of 16).
@@ -98,27 +122,30 @@ pub(crate) unsafe fn gemm<S: Operand>(
         Some(d) if chunks > 1 => par_for(d, chunks, f),
         _ => (0..chunks).for_each(f),
     };
-    let depth_blocks: Vec<(usize, usize)> = (0..k)
-        .step_by(kc_len)
-        .map(|pc| (pc, kc_len.min(k - pc)))
-        .collect();
-    for jc in (0..n).step_by(nc_max) {
+    for (jc, (g, group)) in (0..n)
+        .step_by(nc_max)
+        .flat_map(|jc| groups.iter().enumerate().map(move |gg| (jc, gg)))
+    {
+        // The group's first depth and its depth.
+        let g0 = group[0].0;
+        let gk = group.iter().map(|&(_, kc)| kc).sum::<usize>();
         let nc = nc_max.min(n - jc);
         let b_panels = nc.div_ceil(nr);
         let per_split = b_panels.div_ceil(col_splits);
-        // All of B's depth for these columns is packed first (depth block by depth block,
-        // `k * nr` elements per panel), so each thread then runs its rows through every
-        // depth block without waiting for the others: two joins per column block.
-        with_scratch(&B_SCRATCH, b_panels * k * nr, |bp: *mut T<S>| {
+        // The group's depth of B for these columns is packed first (depth block by depth
+        // block, `gk * nr` elements per panel), so each thread then runs its rows through
+        // every depth block of the group without waiting for the others.
+        with_scratch(&B_SCRATCH, b_panels * gk * nr, |bp: *mut T<S>| {
             let bp = SendPtr(bp);
-            let block_at =
-                |pc: usize, kc: usize, jp: usize| pc * nc.next_multiple_of(nr) + jp * kc * nr;
-            run(b_panels * depth_blocks.len(), &|task| {
-                let (jp, (pc, kc)) = (task % b_panels, depth_blocks[task / b_panels]);
+            let block_at = |pc: usize, kc: usize, jp: usize| {
+                (pc - g0) * nc.next_multiple_of(nr) + jp * kc * nr
+            };
+            run(b_panels * group.len(), &|task| {
+                let (jp, (pc, kc)) = (task % b_panels, group[task / b_panels]);
                 let j0 = jp * nr;
                 // SAFETY: columns jc + j0.. (at most nr, inside n) and rows pc..pc + kc are
                 // elements of b; this panel's kc * nr elements of the scratch (which holds
-                // k * nr per panel) are written by this task only.
+                // gk * nr per panel) are written by this task only.
                 unsafe {
                     pack::b_panel(
                         b,
@@ -149,7 +176,7 @@ pub(crate) unsafe fn gemm<S: Operand>(
                         (cs, width)
                     };
                     with_scratch(&A_SCRATCH, a_panels * kc_len * mr, |ap: *mut T<S>| {
-                        for (depth_block, &(pc, kc)) in depth_blocks.iter().enumerate() {
+                        for (depth_block, &(pc, kc)) in group.iter().enumerate() {
                             for ip in 0..a_panels {
                                 let i0 = ip * mr;
                                 // SAFETY: rows ic + i0.. (inside m) and columns pc..pc + kc are
@@ -181,7 +208,7 @@ pub(crate) unsafe fn gemm<S: Operand>(
                                             bp.ptr().add(block_at(pc, kc, jp)),
                                             dst.add(i0 * dst_ld + j0 - col0),
                                             dst_ld,
-                                            depth_block > 0,
+                                            g > 0 || depth_block > 0,
                                             mr.min(mc - i0),
                                             nr.min(nc - j0),
                                         )

@@ -223,6 +223,20 @@ fn threads_split_rows_and_columns_without_overlap() {
 }
 
 #[test]
+fn depths_over_one_packed_group_accumulate() {
+    if !has_avx2() {
+        eprintln!("skipped: this processor has no AVX2 + FMA, so the kernel cannot run");
+        return;
+    }
+    // Deeper than GROUP_DEPTH (4096): B is packed in two groups, C accumulates across them.
+    let be = backend(2);
+    for dev in [None, Some(&be.devices[0])] {
+        check::<f32>(dev, 20, 17, 4500, Form::RowMajor, Form::Transposed);
+        check::<f64>(dev, 7, 33, 4500, Form::Reversed, Form::RowMajor);
+    }
+}
+
+#[test]
 fn rounding_matches_a_fused_sum_in_order() {
     if !has_avx2() {
         eprintln!("skipped: this processor has no AVX2 + FMA, so the kernel cannot run");
