@@ -1,5 +1,7 @@
-//! Matrix products: the `gemm` crate (packed SIMD kernels, threaded) for f16, f32, f64 and
-//! complex; bf16 through f32; integers and bool with a plain row-times-column loop.
+//! Matrix products: on x86-64 with AVX2 (and no AVX-512), dlarray's blocked product
+//! (`gemm_avx2`) for f32, f64, f16 and bf16; otherwise the `gemm` crate (packed SIMD kernels,
+//! threaded) for f16, f32, f64 and complex, bf16 through f32; integers and bool with a plain
+//! row-times-column loop.
 
 use super::engine::{SendPtr, alloc_out, out_ptr, out_slice, par_for, par_ranges};
 use super::math::{Arith, dispatch};
@@ -82,7 +84,7 @@ pub(crate) fn matmul(
         DType::Complex64 => gemm_run::<num_complex::Complex32>(be, dev, a, b, &d),
         DType::Complex128 => gemm_run::<num_complex::Complex64>(be, dev, a, b, &d),
         DType::BF16 => {
-            // No bf16 GEMM kernel: widen to f32 (exact), multiply, round once.
+            // The crate has no bf16 kernel: widen to f32 (exact), multiply, round once.
             let wa = super::cast::cast(be, dev, a, DType::F32)?;
             let wb = super::cast::cast(be, dev, b, DType::F32)?;
             let (la, lb) = (
@@ -144,6 +146,13 @@ fn for_each_matrix(a: &Layout, b: &Layout, d: &Dims3, mut f: impl FnMut(isize, i
     );
 }
 
+/// The row and column strides of the matrices of `l` (its last two axes; `dims` checked
+/// there are two).
+fn matrix_strides(l: &Layout) -> (isize, isize) {
+    let s = l.strides();
+    (s[s.len() - 2], s[s.len() - 1])
+}
+
 fn gemm_run<T: Element>(
     be: &HostBackend,
     dev: &HostDevice,
@@ -165,9 +174,7 @@ fn gemm_run<T: Element>(
         });
         return Ok(out);
     }
-    let nd = a.layout.ndim();
-    let (ars, acs) = (a.layout.strides()[nd - 2], a.layout.strides()[nd - 1]);
-    let (brs, bcs) = (b.layout.strides()[nd - 2], b.layout.strides()[nd - 1]);
+    let ((ars, acs), (brs, bcs)) = (matrix_strides(a.layout), matrix_strides(b.layout));
     let par = if (d.m * d.n).saturating_mul(d.k) >= GEMM_PAR_MIN && dev.threads() > 1 {
         gemm::Parallelism::Rayon(dev.threads())
     } else {
@@ -259,9 +266,7 @@ fn blocked_run<T: Element + gemm_avx2::Operand>(
     let (va, vb) = (be.view::<T>(a)?, be.view::<T>(b)?);
     let mut out = alloc_out::<T>(dev, d.total)?;
     let o = out_ptr::<T>(&mut out);
-    let nd = a.layout.ndim();
-    let (ars, acs) = (a.layout.strides()[nd - 2], a.layout.strides()[nd - 1]);
-    let (brs, bcs) = (b.layout.strides()[nd - 2], b.layout.strides()[nd - 1]);
+    let ((ars, acs), (brs, bcs)) = (matrix_strides(a.layout), matrix_strides(b.layout));
     let threads = ((d.m * d.n).saturating_mul(d.k) >= GEMM_PAR_MIN).then_some(dev);
     for_each_matrix(a.layout, b.layout, d, |ao, bo, oo| {
         // SAFETY: `blocked` runs this only where the processor has AVX2 and FMA (and F16C
@@ -305,9 +310,7 @@ fn naive_run<T: Element>(
     let total = d.total;
     let mut out = alloc_out::<T>(dev, total)?;
     let o: SendPtr<MaybeUninit<T>> = out_ptr(&mut out);
-    let nd = a.layout.ndim();
-    let (ars, acs) = (a.layout.strides()[nd - 2], a.layout.strides()[nd - 1]);
-    let (brs, bcs) = (b.layout.strides()[nd - 2], b.layout.strides()[nd - 1]);
+    let ((ars, acs), (brs, bcs)) = (matrix_strides(a.layout), matrix_strides(b.layout));
     let (m, n, k) = (d.m, d.n, d.k);
     for_each_matrix(a.layout, b.layout, d, |ao, bo, oo| {
         // Rows are independent: split them over the device's threads.
