@@ -162,7 +162,12 @@ pub(crate) unsafe fn gemm<S: Operand>(
                 let ic = block * mc_len;
                 let mc = mc_len.min(m - ic);
                 let a_panels = mc.div_ceil(mr);
-                let cols = split * per_split..((split + 1) * per_split).min(b_panels);
+                let cols =
+                    (split * per_split).min(b_panels)..((split + 1) * per_split).min(b_panels);
+                if cols.is_empty() {
+                    // More column splits than panels (many threads, a narrow product).
+                    return;
+                }
                 // Where the tiles write: C itself, or (for a narrower S) an f32 block of
                 // this task's rows and columns that is rounded into C at the end.
                 let (col0, col_end) = (cols.start * nr, (cols.end * nr).min(nc));
