@@ -147,7 +147,15 @@ pub(crate) fn from_dlpack(
             return exchange::import_with(x, api).map(PyArray);
         }
     }
-    let capsule = if let Ok(method) = x.getattr(pyo3::intern!(py, "__dlpack__")) {
+    // A NumPy array, as is: NumPy's own call (its arrays are host memory: no stream).
+    let numpy_capsule = if target.is_none() && copy.is_none() && is_ndarray(x) {
+        call_dlpack_by_name(x).ok()
+    } else {
+        None
+    };
+    let capsule = if let Some(c) = numpy_capsule {
+        c
+    } else if let Ok(method) = x.getattr(pyo3::intern!(py, "__dlpack__")) {
         // With a target device the producer is asked for it (`dl_device`), so a CUDA tensor
         // wanted on the CPU arrives as the producer's own host copy, as in NumPy and PyTorch.
         let wanted = target.as_ref().map(requested_dl_device);
@@ -281,6 +289,48 @@ fn call_dlpack<'py>(
         kwargs.set_item(pyo3::intern!(py, "copy"), c)?;
     }
     method.call((), Some(&kwargs))
+}
+
+/// `x.__dlpack__(max_version=(1, 0))` as NumPy's `from_dlpack` makes the call: one vectorcall
+/// of the method by name, with no bound method and no keyword dictionary (which the callee's
+/// FASTCALL parser would unpack again). An error here (an older producer refusing
+/// `max_version`, say) is left to [`call_dlpack`]'s path, which handles each kind.
+#[cfg(not(feature = "abi3"))]
+fn call_dlpack_by_name<'py>(x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    use pyo3::ffi;
+    use pyo3::sync::PyOnceLock;
+    use pyo3::types::PyTuple;
+    let py = x.py();
+    static KEYWORDS: PyOnceLock<(Py<PyTuple>, Py<PyTuple>)> = PyOnceLock::new();
+    let (names, version) = KEYWORDS.get_or_try_init(py, || {
+        let names = PyTuple::new(py, [pyo3::intern!(py, "max_version")])?;
+        let version = PyTuple::new(py, [1, 0])?;
+        Ok::<_, PyErr>((names.unbind(), version.unbind()))
+    })?;
+    let args = [x.as_ptr(), version.as_ptr()];
+    // SAFETY: `args` holds `self` (one positional argument, so nargsf is 1) followed by the
+    // value of each name in `names`, all live for the call; the result is a new reference or
+    // NULL with an exception set.
+    unsafe {
+        let r = ffi::PyObject_VectorcallMethod(
+            pyo3::intern!(py, "__dlpack__").as_ptr(),
+            args.as_ptr(),
+            1,
+            names.as_ptr(),
+        );
+        Bound::from_owned_ptr_or_err(py, r)
+    }
+}
+
+/// The stable ABI (before 3.12) has no `PyObject_VectorcallMethod`: the general call.
+#[cfg(feature = "abi3")]
+fn call_dlpack_by_name<'py>(x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    call_dlpack(
+        &x.getattr(pyo3::intern!(x.py(), "__dlpack__"))?,
+        None,
+        None,
+        None,
+    )
 }
 
 /// Whether `x` is an array (ours or any `__dlpack__` producer) or a list or tuple holding one

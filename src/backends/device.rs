@@ -1,6 +1,9 @@
 //! [`Device`]: one device of one backend, and the [`MemoryKind`]s it offers.
 
 use super::{Backend, DlpackCapability};
+use crate::dlpack::ffi::DLDevice;
+use crate::dlpack::stream::StreamConvention;
+use crate::error::BufferError;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -77,7 +80,18 @@ struct DeviceInner {
     /// The backend's DLPack declaration per memory kind (indexed by `MemoryKind as usize`),
     /// read once for the same reason.
     dlpack: [Option<DlpackCapability>; 3],
+    /// JAX's DLPack device for each memory kind, and how that memory's runtime numbers
+    /// streams: derived from the fields above, which never change, so every export and
+    /// import reads a table instead of walking the platform rules again.
+    dlpack_device: [Result<DLDevice, BufferError>; 3],
+    streams: [StreamConvention; 3],
 }
+
+const KINDS: [MemoryKind; 3] = [
+    MemoryKind::Device,
+    MemoryKind::PinnedHost,
+    MemoryKind::UnpinnedHost,
+];
 
 impl Device {
     /// A new device, never freed (see the type's note): only the registry calls this, once
@@ -89,12 +103,32 @@ impl Device {
         for &k in &desc.memory_kinds {
             dlpack[k as usize] = backend.dlpack_capability(desc.index, k);
         }
+        let platform = backend.platform();
+        let dlpack_device = KINDS.map(|k| {
+            crate::dlpack::dlpack_device_for(
+                1,
+                platform,
+                &platform_version,
+                dlpack[k as usize],
+                k,
+                desc.local_hardware_id,
+            )
+        });
+        let streams = KINDS.map(|k| {
+            crate::dlpack::device::stream_convention_for(
+                platform,
+                &platform_version,
+                dlpack[k as usize],
+            )
+        });
         Device(Box::leak(Box::new(DeviceInner {
             backend,
             desc,
             name,
             platform_version,
             dlpack,
+            dlpack_device,
+            streams,
         })))
     }
     /// `backend:index`, e.g. `cpu:0`, `tpu:3`.
@@ -130,6 +164,20 @@ impl Device {
     #[inline]
     pub fn dlpack_capability(&self, kind: MemoryKind) -> Option<DlpackCapability> {
         self.0.dlpack[kind as usize]
+    }
+    /// JAX's `__dlpack_device__` for a single-device array in memory `kind` here, or the
+    /// exact `BufferError` saying why it has none.
+    #[inline]
+    pub fn dlpack_device(&self, kind: MemoryKind) -> Result<DLDevice, BufferError> {
+        match &self.0.dlpack_device[kind as usize] {
+            Ok(d) => Ok(*d),
+            Err(e) => Err(e.clone()),
+        }
+    }
+    /// How the runtime holding memory `kind` here numbers streams (`__dlpack__(stream=)`).
+    #[inline]
+    pub fn stream_convention(&self, kind: MemoryKind) -> StreamConvention {
+        self.0.streams[kind as usize]
     }
     /// The dtypes this device's kernels compute on (see [`Backend::kernel_dtypes`]).
     pub fn kernel_dtypes(&self) -> Vec<crate::dtype::DType> {

@@ -82,29 +82,32 @@ fn contains_ignore_case(haystack: &str, needle: &str) -> bool {
         .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
-/// The DLPack device of memory `kind` on `device` (a single shard).
+/// The DLPack device of memory `kind` on `device` (a single shard): the device's table,
+/// made by [`dlpack_device_for`] when the device was registered.
 #[inline]
 pub fn dlpack_device_of(device: &Device, kind: MemoryKind) -> Result<DLDevice, BufferError> {
-    dlpack_device_for(
-        1,
-        device.platform(),
-        device.platform_version(),
-        device.dlpack_capability(kind),
-        kind,
-        device.local_hardware_id(),
-    )
+    device.dlpack_device(kind)
 }
 
-/// How the runtime holding memory `kind` of `device` numbers streams: its declaration, else
-/// the runtime its platform version names (as the device rule above reads it).
+/// How the runtime holding memory `kind` of `device` numbers streams (the device's table).
+#[inline]
 pub fn stream_convention_of(device: &Device, kind: MemoryKind) -> StreamConvention {
-    if let Some(c) = device.dlpack_capability(kind) {
+    device.stream_convention(kind)
+}
+
+/// How a runtime numbers streams: the backend's declaration for the memory, else the
+/// runtime its platform version names (as the device rule above reads it).
+pub fn stream_convention_for(
+    platform: &str,
+    platform_version: &str,
+    declared: Option<DlpackCapability>,
+) -> StreamConvention {
+    if let Some(c) = declared {
         return c.streams;
     }
-    let v = device.platform_version();
-    match device.platform() {
-        "gpu" if contains_ignore_case(v, "cuda") => StreamConvention::Cuda,
-        "gpu" if contains_ignore_case(v, "rocm") => StreamConvention::Rocm,
+    match platform {
+        "gpu" if contains_ignore_case(platform_version, "cuda") => StreamConvention::Cuda,
+        "gpu" if contains_ignore_case(platform_version, "rocm") => StreamConvention::Rocm,
         _ => StreamConvention::None,
     }
 }

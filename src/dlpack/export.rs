@@ -116,6 +116,7 @@ fn export_pool() -> &'static Arc<HostPool> {
 impl Array {
     /// JAX's `__dlpack_device__`: where this array would be exported, or the exact
     /// `BufferError` saying why it cannot be.
+    #[inline]
     pub fn dlpack_device(&self) -> Result<DLDevice, BufferError> {
         let shards = self.shard_data();
         let Some(s) = self.single() else {
@@ -174,7 +175,7 @@ impl Array {
     fn plan(&self, o: &ExportOptions) -> Result<Plan<'_>> {
         let policy = o.policy.unwrap_or_else(dlpack_policy);
         let native = self.dlpack_device();
-        let here = native.clone().ok();
+        let here = native.as_ref().ok().copied();
         let in_place = |device: DLDevice| -> Result<Plan<'_>> {
             let s = self.single().ok_or(BufferError::Sharded)?;
             check_address(&s.device, &*s.buffer, device)?;
