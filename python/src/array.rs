@@ -67,12 +67,7 @@ impl PyArray {
         // An in-place export of CPU memory takes ~100 ns and waits for nothing: releasing the
         // GIL would cost as much. Everything else (a copy, or memory of a device whose queued
         // work the export may wait for) runs with the GIL released.
-        let in_place = dl_device.is_none()
-            && copy != Some(true)
-            && self
-                .0
-                .dlpack_device()
-                .is_ok_and(|d| d.device_type == DLDeviceType::kDLCPU);
+        let in_place = dl_device.is_none() && copy != Some(true) && self.0.dlpack_is_cpu();
         let t = if in_place {
             self.0.to_dlpack_with(options)
         } else {

@@ -7,7 +7,7 @@ use dlarray::dlpack::ffi::{DLManagedTensor, DLManagedTensorVersioned};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use std::ffi::CStr;
+use std::ffi::{CStr, c_void};
 
 const LEGACY: &CStr = c"dltensor";
 const USED_LEGACY: &CStr = c"used_dltensor";
@@ -16,25 +16,15 @@ const USED_VERSIONED: &CStr = c"used_dltensor_versioned";
 
 /// Capsule destructor for `dltensor` capsules.
 unsafe extern "C" fn destroy_legacy(capsule: *mut ffi::PyObject) {
-    // SAFETY: Python calls this with the capsule being destroyed and the GIL held; the
-    // pointer under the name `dltensor` is the `DLManagedTensor` we stored.
+    // SAFETY: Python calls this with the capsule being destroyed and the GIL held; a pointer
+    // under the name `dltensor` is the `DLManagedTensor` we stored.
     unsafe {
-        if ffi::PyCapsule_IsValid(capsule, USED_LEGACY.as_ptr()) == 1 {
-            return; // consumed: the consumer owns the tensor now
-        }
-        let (mut t, mut v, mut tb) = (
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        );
-        ffi::PyErr_Fetch(&mut t, &mut v, &mut tb);
-        let p = ffi::PyCapsule_GetPointer(capsule, LEGACY.as_ptr()) as *mut DLManagedTensor;
-        if p.is_null() {
-            ffi::PyErr_WriteUnraisable(capsule);
-        } else if let Some(deleter) = (*p).deleter {
-            deleter(p);
-        }
-        ffi::PyErr_Restore(t, v, tb);
+        destroy(capsule, LEGACY, |p| {
+            let p = p as *mut DLManagedTensor;
+            if let Some(deleter) = (*p).deleter {
+                deleter(p);
+            }
+        })
     }
 }
 
@@ -42,23 +32,55 @@ unsafe extern "C" fn destroy_legacy(capsule: *mut ffi::PyObject) {
 unsafe extern "C" fn destroy_versioned(capsule: *mut ffi::PyObject) {
     // SAFETY: as `destroy_legacy`, for `DLManagedTensorVersioned`.
     unsafe {
-        if ffi::PyCapsule_IsValid(capsule, USED_VERSIONED.as_ptr()) == 1 {
+        destroy(capsule, VERSIONED, |p| {
+            let p = p as *mut DLManagedTensorVersioned;
+            if let Some(deleter) = (*p).deleter {
+                deleter(p);
+            }
+        })
+    }
+}
+
+/// Runs `delete` on the tensor of a capsule still named `name` (unconsumed); a consumer
+/// renamed it otherwise, and owns the tensor. A pending exception is kept across the deleter
+/// (which may drop Python objects); with none pending, there is nothing to save.
+///
+/// # Safety
+/// `capsule` is a live capsule, the GIL is held, and `delete` accepts the pointer a capsule
+/// named `name` holds.
+unsafe fn destroy(capsule: *mut ffi::PyObject, name: &CStr, delete: impl FnOnce(*mut c_void)) {
+    // SAFETY: per the contract. The name is compared by pointer first: a capsule we made and
+    // nobody consumed still carries our static name.
+    unsafe {
+        let current = ffi::PyCapsule_GetName(capsule);
+        if current.is_null() {
+            ffi::PyErr_Clear();
             return;
         }
+        if current != name.as_ptr() && CStr::from_ptr(current) != name {
+            return; // consumed: the consumer owns the tensor now
+        }
+        let pending = !ffi::PyErr_Occurred().is_null();
         let (mut t, mut v, mut tb) = (
             std::ptr::null_mut(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),
         );
-        ffi::PyErr_Fetch(&mut t, &mut v, &mut tb);
-        let p =
-            ffi::PyCapsule_GetPointer(capsule, VERSIONED.as_ptr()) as *mut DLManagedTensorVersioned;
+        if pending {
+            ffi::PyErr_Fetch(&mut t, &mut v, &mut tb);
+        }
+        let p = ffi::PyCapsule_GetPointer(capsule, current);
         if p.is_null() {
             ffi::PyErr_WriteUnraisable(capsule);
-        } else if let Some(deleter) = (*p).deleter {
-            deleter(p);
+        } else {
+            delete(p);
         }
-        ffi::PyErr_Restore(t, v, tb);
+        if pending {
+            ffi::PyErr_Restore(t, v, tb);
+        } else if !ffi::PyErr_Occurred().is_null() {
+            // A destructor must not leave an exception behind.
+            ffi::PyErr_WriteUnraisable(capsule);
+        }
     }
 }
 

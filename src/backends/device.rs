@@ -174,6 +174,11 @@ impl Device {
             Err(e) => Err(e.clone()),
         }
     }
+    /// Whether memory `kind` here is DLPack device `d` (no error built when it is not).
+    #[inline]
+    pub fn dlpack_device_is(&self, kind: MemoryKind, d: DLDevice) -> bool {
+        matches!(&self.0.dlpack_device[kind as usize], Ok(x) if *x == d)
+    }
     /// How the runtime holding memory `kind` here numbers streams (`__dlpack__(stream=)`).
     #[inline]
     pub fn stream_convention(&self, kind: MemoryKind) -> StreamConvention {

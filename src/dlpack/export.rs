@@ -125,6 +125,14 @@ impl Array {
         dlpack_device_of(&s.device, s.memory_kind())
     }
 
+    /// Whether [`dlpack_device`](Self::dlpack_device) is `(kDLCPU, 0)`: plain host memory,
+    /// exported in place with nothing to wait for (cheaper than building the `Result`).
+    #[inline]
+    pub fn dlpack_is_cpu(&self) -> bool {
+        self.single()
+            .is_some_and(|s| s.device.dlpack_device_is(s.memory_kind(), DLDevice::CPU))
+    }
+
     /// Host memory the host can address directly (CPU, pinned host memory).
     fn host_addressable(&self) -> bool {
         self.single().is_some_and(|s| {
