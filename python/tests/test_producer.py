@@ -28,6 +28,39 @@ def test_numpy_consumes_cpu_arrays_zero_copy(dtype, shape):
         assert got.ctypes.data == a.unsafe_buffer_pointer()
 
 
+@pytest.mark.parametrize("versioned", [False, True])
+def test_an_unconsumed_capsule_releases_the_memory_once(versioned):
+    """Our capsule's destructor runs the deleter exactly once, also while an exception is
+    propagating (which it must leave as it was); a consumed capsule leaves it to the
+    consumer. Observed through a NumPy array imported zero-copy, whose reference count the
+    imported array holds."""
+    import sys
+    x = np.arange(6, dtype=np.float32)
+    base = sys.getrefcount(x)
+    kw = {"max_version": (1, 0)} if versioned else {}
+
+    y = dlarray.from_dlpack(x)
+    assert sys.getrefcount(x) == base + 1
+    cap = y.__dlpack__(**kw)
+    del y
+    assert sys.getrefcount(x) == base + 1  # the capsule keeps the memory
+    del cap
+    assert sys.getrefcount(x) == base
+
+    def fails():
+        cap = dlarray.from_dlpack(x).__dlpack__(**kw)  # noqa: F841 (dropped while unwinding)
+        raise KeyError("kept")
+
+    with pytest.raises(KeyError, match="kept"):
+        fails()
+    assert sys.getrefcount(x) == base
+
+    consumed = np.from_dlpack(dlarray.from_dlpack(x))
+    assert sys.getrefcount(x) == base + 1
+    del consumed
+    assert sys.getrefcount(x) == base
+
+
 def test_a_write_is_seen_through_both():
     a = dlarray.asarray([1.0, 2.0, 3.0], dtype="float32")
     n = np.from_dlpack(a)
