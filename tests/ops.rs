@@ -1563,3 +1563,69 @@ fn elementwise_ops_over_misaligned_operands_compute_every_element() {
         assert_eq!(got, want, "complex64 skip {skip}");
     }
 }
+
+/// float16's and bfloat16's exp over all 65,536 values: the contiguous path (blocks widened
+/// to float32) gives the same bits as the strided path (element by element) and as the C
+/// library's `expf` rounded to the half type, over lengths that end mid-block and split
+/// across threads.
+#[test]
+fn half_float_exp_blocks_match_the_element_path_on_every_value() {
+    use dlarray::dtype::{bf16, f16};
+    check_half_exp(
+        f16::from_bits,
+        |x: f16| x.to_bits(),
+        f16::to_f32,
+        f16::from_f32,
+    );
+    check_half_exp(
+        bf16::from_bits,
+        |x: bf16| x.to_bits(),
+        bf16::to_f32,
+        bf16::from_f32,
+    );
+}
+
+fn check_half_exp<T: dlarray::Element>(
+    from_bits: fn(u16) -> T,
+    to_bits: fn(T) -> u16,
+    widen: fn(T) -> f32,
+    narrow: fn(f32) -> T,
+) {
+    use dlarray::Slice;
+    let all: Vec<T> = (0..=u16::MAX).map(from_bits).collect();
+    let twice: Vec<T> = all.iter().flat_map(|&v| [v, v]).collect();
+    let want: Vec<T> = all.iter().map(|&v| narrow(widen(v).exp())).collect();
+    // Every NaN as one value: which NaN comes out is not specified.
+    let bits = |v: &[T]| -> Vec<u32> {
+        v.iter()
+            .map(|&x| {
+                if widen(x).is_nan() {
+                    u32::MAX
+                } else {
+                    to_bits(x).into()
+                }
+            })
+            .collect()
+    };
+    for n in [0, 1, 511, 513, 65_536] {
+        let dense = Array::from_vec(all[..n].to_vec(), &[n]).unwrap();
+        let strided = Array::from_vec(twice[..2 * n].to_vec(), &[2 * n])
+            .unwrap()
+            .slice(&[Slice::with_step(0, 2 * n as isize, 2)])
+            .unwrap();
+        let got = dense.unary(UnaryOp::Exp).unwrap().to_vec::<T>().unwrap();
+        let element = strided.unary(UnaryOp::Exp).unwrap().to_vec::<T>().unwrap();
+        assert_eq!(
+            bits(&got),
+            bits(&want[..n]),
+            "blocks, {:?}, n = {n}",
+            T::DTYPE
+        );
+        assert_eq!(
+            bits(&element),
+            bits(&want[..n]),
+            "elements, {:?}, n = {n}",
+            T::DTYPE
+        );
+    }
+}

@@ -8,13 +8,16 @@ use super::math::{
     Arith, ComplexSign, DivMod, Real, RealFloat, Rounding, Shift, Transcendental, dispatch,
     dispatch_arith,
 };
+use super::simd;
 use super::{HostBackend, HostBuffer, HostDevice};
 use crate::backends::op::expect_out;
 use crate::backends::{BinaryOp, TensorRef, UnaryOp};
 use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::layout::{coalesce, contiguous_strides, for_each_run};
+use half::bf16;
 use num_complex::{Complex32, Complex64};
+use std::mem::MaybeUninit;
 
 /// The first element of a contiguous view (what `matching_shift` aligns the output to).
 fn first<T: Element>(v: &super::view::View<'_, T>) -> Option<*const T> {
@@ -32,6 +35,81 @@ fn run1<T: Element, U: Element>(
     let mut out = alloc_out_shifted::<U>(dev, v.len(), shift)?;
     map1(dev, v, out_ptr(&mut out), f);
     Ok(out)
+}
+
+/// `exp` of a contiguous float16 or bfloat16 tensor, a block at a time: the block widened to
+/// float32 (`widen`), float32's vectorising exp over it, narrowed back (`narrow`). Element by
+/// element, float16's conversions went through `half`'s per-call feature check and kept the
+/// loop scalar (1M elements: 3.4 ms, bfloat16 1.7 ms, float32 0.7). The same bits as the
+/// element path: widening is exact, narrowing rounds to nearest even as `half` does, and
+/// `exp_f32` is one function whatever the lanes. `None` for a strided tensor (the element
+/// path takes it).
+fn half_exp<T: Element>(
+    be: &HostBackend,
+    dev: &HostDevice,
+    x: TensorRef<'_>,
+    widen: fn(&[T], &mut [MaybeUninit<f32>]),
+    narrow: fn(&[f32], &mut [MaybeUninit<T>]),
+) -> Option<Result<HostBuffer>> {
+    const BLOCK: usize = 512;
+    let v = match be.view::<T>(x) {
+        Ok(v) => v,
+        Err(e) => return Some(Err(e)),
+    };
+    let xs = v.as_slice()?;
+    Some(alloc_out::<T>(dev, xs.len()).map(|mut out| {
+        let o = out_ptr::<T>(&mut out);
+        // Threads split it as they split float32's exp (8 bytes an element).
+        par_ranges(dev, xs.len(), 8, |r| {
+            // SAFETY: `out` holds xs.len() elements; the ranges are disjoint.
+            let os = unsafe { out_slice(o, &r) };
+            let mut block = [MaybeUninit::<f32>::uninit(); BLOCK];
+            for (src, dst) in xs[r].chunks(BLOCK).zip(os.chunks_mut(BLOCK)) {
+                let w = &mut block[..src.len()];
+                widen(src, w);
+                // SAFETY: `widen` wrote every element of `w`.
+                let w: &mut [f32] = unsafe { &mut *(w as *mut [MaybeUninit<f32>] as *mut [f32]) };
+                simd::wide(
+                    #[inline(always)]
+                    || w.iter_mut().for_each(|e| *e = super::expf::exp_f32(*e)),
+                );
+                narrow(w, dst);
+            }
+        });
+        out
+    }))
+}
+
+fn bf16_to_f32(src: &[bf16], dst: &mut [MaybeUninit<f32>]) {
+    simd::wide(
+        #[inline(always)]
+        || {
+            for (d, s) in dst.iter_mut().zip(src) {
+                d.write(s.to_f32());
+            }
+        },
+    )
+}
+
+/// `bf16::from_f32` (round to nearest even; a NaN stays a quiet NaN) without its branches,
+/// so a loop of it vectorises: `half`'s version kept the block conversion scalar.
+#[inline(always)]
+fn bf16_round(x: f32) -> bf16 {
+    let b = x.to_bits();
+    let rounded = (b.wrapping_add(0x7fff + ((b >> 16) & 1)) >> 16) as u16;
+    let quiet = ((b >> 16) as u16) | 0x0040;
+    bf16::from_bits(if x.is_nan() { quiet } else { rounded })
+}
+
+fn f32_to_bf16(src: &[f32], dst: &mut [MaybeUninit<bf16>]) {
+    simd::wide(
+        #[inline(always)]
+        || {
+            for (d, &s) in dst.iter_mut().zip(src) {
+                d.write(bf16_round(s));
+            }
+        },
+    )
 }
 
 fn run2<T: Element, U: Element>(
@@ -124,6 +202,16 @@ pub(crate) fn unary(
         | UnaryOp::Atanh
         | UnaryOp::Expm1
         | UnaryOp::Log1p => {
+            let blocked = match (op, dt) {
+                (UnaryOp::Exp, DType::F16) => {
+                    half_exp(be, dev, x, simd::f16_to_f32, simd::f32_to_f16)
+                }
+                (UnaryOp::Exp, DType::BF16) => half_exp(be, dev, x, bf16_to_f32, f32_to_bf16),
+                _ => None,
+            };
+            if let Some(r) = blocked {
+                return r;
+            }
             // One `run1` per function (not a `fn` pointer picked at run time): each loop is
             // compiled around its function, so `sqrt` vectorises instead of making an
             // indirect call per element.
@@ -270,4 +358,35 @@ pub(crate) fn select(
         });
         Ok(out)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bf16_round;
+    use half::bf16;
+
+    /// The same bits as `half` on every 257th float32 pattern and every edge around the
+    /// rounding boundaries, infinities and NaNs.
+    #[test]
+    fn bf16_rounding_matches_half() {
+        let edges = [
+            0u32,
+            1,
+            0x7fff,
+            0x8000,
+            0x8001,
+            0x1_8000,
+            0x7f7f_8000,
+            0x7f7f_ffff,
+        ];
+        let specials = [0x7f80_0000u32, 0x7f80_0001, 0x7fc0_0000, 0x7fff_ffff];
+        let sampled = (0..=u32::MAX / 257).map(|i| i * 257);
+        for b in sampled.chain(edges).chain(specials) {
+            for b in [b, b | 0x8000_0000] {
+                let x = f32::from_bits(b);
+                let (got, want) = (bf16_round(x), bf16::from_f32(x));
+                assert_eq!(got.to_bits(), want.to_bits(), "{b:#010x}");
+            }
+        }
+    }
 }
