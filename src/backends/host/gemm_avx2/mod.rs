@@ -52,10 +52,15 @@ pub(crate) fn enabled() -> bool {
     *ON.get_or_init(|| {
         let avx2 = std::arch::is_x86_feature_detected!("avx2")
             && std::arch::is_x86_feature_detected!("fma");
+        let default = avx2 && !std::arch::is_x86_feature_detected!("avx512f");
         match std::env::var("DLARRAY_CPU_GEMM").as_deref() {
             Ok("crate") => false,
             Ok("blocked") => avx2,
-            _ => avx2 && !std::arch::is_x86_feature_detected!("avx512f"),
+            Ok(other) => {
+                log::warn!("DLARRAY_CPU_GEMM={other:?} is neither `blocked` nor `crate`: ignored");
+                default
+            }
+            Err(_) => default,
         }
     })
 }
