@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Instructions per call of the Python DLPack exchanges the benchmarks issue targets, counted by
+# valgrind's callgrind (exact on a noisy machine where ~400 ns calls are not), beside NumPy's
+# own exchange of a NumPy array:
+#
+#   ./scripts/py_instructions.sh            # own, import, export (and the empty loop)
+#   ./scripts/py_instructions.sh export 40000
+#
+#   own     np.from_dlpack(numpy array)
+#   import  dlarray.from_dlpack(numpy array)
+#   export  np.from_dlpack(dlarray Array)
+#   loop    the loop and call of an empty lambda (subtract it for the net cost)
+#
+# Each count is (count(2N) - count(N)) / N. OpenBLAS's worker threads spin for a while after
+# NumPy starts, and Python's hash seed and garbage collector shift work between runs: all
+# three are pinned (OPENBLAS_NUM_THREADS=1, PYTHONHASHSEED=0, gc disabled), or the counts
+# swing by hundreds of instructions. Needs the release module (`cd python && maturin develop
+# --release`) in .venv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${2:-20000}
+probe=$(mktemp --suffix=.py)
+trap 'rm -f "$probe"' EXIT
+cat >"$probe" <<'PY'
+import gc, sys
+import numpy as np
+import dlarray
+x = np.arange(256, dtype=np.float32)
+d = dlarray.asarray(x)
+f = {"own": lambda: np.from_dlpack(x), "import": lambda: dlarray.from_dlpack(x),
+     "export": lambda: np.from_dlpack(d), "loop": lambda: None}[sys.argv[1]]
+gc.disable()
+for _ in range(int(sys.argv[2])):
+    f()
+PY
+count() {
+  OPENBLAS_NUM_THREADS=1 PYTHONHASHSEED=0 DLARRAY_BACKENDS=cpu \
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null .venv/bin/python "$probe" "$1" "$2" 2>&1 >/dev/null |
+    sed -n 's/.*Collected : *\([0-9]*\).*/\1/p'
+}
+for what in ${1:-loop own import export}; do
+  a=$(count "$what" "$n")
+  b=$(count "$what" $((2 * n)))
+  echo "$what: $(((b - a) / n)) instructions per call"
+done
