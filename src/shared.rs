@@ -206,7 +206,8 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Shared<T> {
 /// for them was ~280 instructions of an 8-element add's ~1,930. Like NumPy's cache of small
 /// dimension arrays, bounded (16 blocks of at most 1 KiB a thread) and freed when the thread
 /// ends.
-mod recycle {
+/// Small blocks kept per thread for reuse: `Shared`'s handles and DLPack export holders.
+pub(crate) mod recycle {
     use crate::thread_blocks::{self, ThreadBlocks};
     use std::alloc::{self, Layout};
     use std::cell::RefCell;
@@ -229,12 +230,12 @@ mod recycle {
 
     /// Memory for `layout` (non-zero size): a kept block, or the allocator's (which aborts
     /// when memory runs out, as `Box::new` does).
-    pub(super) fn alloc(layout: Layout) -> NonNull<u8> {
+    pub(crate) fn alloc(layout: Layout) -> NonNull<u8> {
         if let Some(p) = thread_blocks::take(&BLOCKS, layout) {
             return p;
         }
-        // SAFETY: every layout passed here is a `Counted<T>`'s, which has non-zero size (it
-        // holds a count).
+        // SAFETY: every layout passed here is a `Counted<T>`'s (which holds a count) or a DLPack
+        // holder's (which holds a managed tensor): never of size zero.
         let p = unsafe { alloc::alloc(layout) };
         NonNull::new(p).unwrap_or_else(|| alloc::handle_alloc_error(layout))
     }
@@ -243,7 +244,7 @@ mod recycle {
     ///
     /// # Safety
     /// `ptr` came from `alloc(layout)`, holds no live value, and is not used afterwards.
-    pub(super) unsafe fn free(ptr: NonNull<u8>, layout: Layout) {
+    pub(crate) unsafe fn free(ptr: NonNull<u8>, layout: Layout) {
         let kept = layout.size() <= MAX_SIZE && thread_blocks::put(&BLOCKS, ptr, layout);
         if !kept {
             // SAFETY: per the contract, from `alloc::alloc` (directly, or kept and handed out
