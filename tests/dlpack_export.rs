@@ -511,3 +511,24 @@ fn our_own_tensors_come_back_as_the_same_array() {
     );
     assert_eq!(c.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
 }
+
+/// Exported tensors released on another thread (their holders' blocks land in that thread's
+/// cache), and exported on a thread that exits before they come back: every tensor still
+/// reads its data, and each is released once.
+#[test]
+fn tensors_exported_on_one_thread_are_released_on_another() {
+    let a = Array::from_vec((0..64).map(|i| i as f32).collect(), &[64]).unwrap();
+    let tensors: Vec<_> = (0..100).map(|_| a.to_dlpack().unwrap()).collect();
+    std::thread::spawn(move || drop(tensors)).join().unwrap();
+    let b = a.clone();
+    let made_elsewhere =
+        std::thread::spawn(move || (0..100).map(|_| b.to_dlpack().unwrap()).collect::<Vec<_>>())
+            .join()
+            .unwrap();
+    for t in made_elsewhere {
+        let x = Array::from_dlpack(t).unwrap();
+        assert_eq!(x.to_vec::<f32>().unwrap()[5], 5.0);
+    }
+    // The source array is intact.
+    assert_eq!(a.to_vec::<f32>().unwrap()[63], 63.0);
+}
