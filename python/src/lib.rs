@@ -149,7 +149,7 @@ pub(crate) fn from_dlpack(
     }
     // A NumPy array, as is: NumPy's own call (its arrays are host memory: no stream).
     let numpy_capsule = if target.is_none() && copy.is_none() && is_ndarray(x) {
-        call_dlpack_by_name(x).ok()
+        call_dlpack_by_name(x)
     } else {
         None
     };
@@ -293,24 +293,26 @@ fn call_dlpack<'py>(
 
 /// `x.__dlpack__(max_version=(1, 0))` as NumPy's `from_dlpack` makes the call: one vectorcall
 /// of the method by name, with no bound method and no keyword dictionary (which the callee's
-/// FASTCALL parser would unpack again). An error here (an older producer refusing
-/// `max_version`, say) is left to [`call_dlpack`]'s path, which handles each kind.
+/// FASTCALL parser would unpack again). `None` on an error (an older producer refusing
+/// `max_version`, say): [`call_dlpack`]'s path then makes the call and handles each kind.
 #[cfg(not(feature = "abi3"))]
-fn call_dlpack_by_name<'py>(x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+fn call_dlpack_by_name<'py>(x: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
     use pyo3::ffi;
     use pyo3::sync::PyOnceLock;
     use pyo3::types::PyTuple;
     let py = x.py();
     static KEYWORDS: PyOnceLock<(Py<PyTuple>, Py<PyTuple>)> = PyOnceLock::new();
-    let (names, version) = KEYWORDS.get_or_try_init(py, || {
-        let names = PyTuple::new(py, [pyo3::intern!(py, "max_version")])?;
-        let version = PyTuple::new(py, [1, 0])?;
-        Ok::<_, PyErr>((names.unbind(), version.unbind()))
-    })?;
+    let (names, version) = KEYWORDS
+        .get_or_try_init(py, || {
+            let names = PyTuple::new(py, [pyo3::intern!(py, "max_version")])?;
+            let version = PyTuple::new(py, [1, 0])?;
+            Ok::<_, PyErr>((names.unbind(), version.unbind()))
+        })
+        .ok()?;
     let args = [x.as_ptr(), version.as_ptr()];
     // SAFETY: `args` holds `self` (one positional argument, so nargsf is 1) followed by the
     // value of each name in `names`, all live for the call; the result is a new reference or
-    // NULL with an exception set.
+    // NULL with an exception set (taken, and dropped, by `from_owned_ptr_or_err`).
     unsafe {
         let r = ffi::PyObject_VectorcallMethod(
             pyo3::intern!(py, "__dlpack__").as_ptr(),
@@ -318,19 +320,15 @@ fn call_dlpack_by_name<'py>(x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>
             1,
             names.as_ptr(),
         );
-        Bound::from_owned_ptr_or_err(py, r)
+        Bound::from_owned_ptr_or_err(py, r).ok()
     }
 }
 
-/// The stable ABI (before 3.12) has no `PyObject_VectorcallMethod`: the general call.
+/// The stable ABI (before 3.12) has no `PyObject_VectorcallMethod`: [`call_dlpack`]'s path
+/// makes the call.
 #[cfg(feature = "abi3")]
-fn call_dlpack_by_name<'py>(x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    call_dlpack(
-        &x.getattr(pyo3::intern!(x.py(), "__dlpack__"))?,
-        None,
-        None,
-        None,
-    )
+fn call_dlpack_by_name<'py>(_x: &Bound<'py, PyAny>) -> Option<Bound<'py, PyAny>> {
+    None
 }
 
 /// Whether `x` is an array (ours or any `__dlpack__` producer) or a list or tuple holding one

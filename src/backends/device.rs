@@ -20,6 +20,12 @@ pub enum MemoryKind {
 }
 
 impl MemoryKind {
+    /// Every kind, in the order of their discriminants (the index of per-kind tables).
+    pub const ALL: [MemoryKind; 3] = [
+        MemoryKind::Device,
+        MemoryKind::PinnedHost,
+        MemoryKind::UnpinnedHost,
+    ];
     /// The kind's name, as JAX spells it (`device`, `pinned_host`).
     pub const fn name(self) -> &'static str {
         match self {
@@ -30,13 +36,7 @@ impl MemoryKind {
     }
     /// The kind of a name (`device`, `pinned_host`), if it is one.
     pub fn from_name(name: &str) -> Option<MemoryKind> {
-        [
-            MemoryKind::Device,
-            MemoryKind::PinnedHost,
-            MemoryKind::UnpinnedHost,
-        ]
-        .into_iter()
-        .find(|k| k.name() == name)
+        MemoryKind::ALL.into_iter().find(|k| k.name() == name)
     }
     /// Whether the host can address this memory directly.
     pub const fn is_host(self) -> bool {
@@ -87,12 +87,6 @@ struct DeviceInner {
     streams: [StreamConvention; 3],
 }
 
-const KINDS: [MemoryKind; 3] = [
-    MemoryKind::Device,
-    MemoryKind::PinnedHost,
-    MemoryKind::UnpinnedHost,
-];
-
 impl Device {
     /// A new device, never freed (see the type's note): only the registry calls this, once
     /// per device it keeps.
@@ -104,7 +98,7 @@ impl Device {
             dlpack[k as usize] = backend.dlpack_capability(desc.index, k);
         }
         let platform = backend.platform();
-        let dlpack_device = KINDS.map(|k| {
+        let dlpack_device = MemoryKind::ALL.map(|k| {
             crate::dlpack::dlpack_device_for(
                 1,
                 platform,
@@ -114,7 +108,7 @@ impl Device {
                 desc.local_hardware_id,
             )
         });
-        let streams = KINDS.map(|k| {
+        let streams = MemoryKind::ALL.map(|k| {
             crate::dlpack::device::stream_convention_for(
                 platform,
                 &platform_version,

@@ -89,12 +89,6 @@ pub fn dlpack_device_of(device: &Device, kind: MemoryKind) -> Result<DLDevice, B
     device.dlpack_device(kind)
 }
 
-/// How the runtime holding memory `kind` of `device` numbers streams (the device's table).
-#[inline]
-pub fn stream_convention_of(device: &Device, kind: MemoryKind) -> StreamConvention {
-    device.stream_convention(kind)
-}
-
 /// How a runtime numbers streams: the backend's declaration for the memory, else the
 /// runtime its platform version names (as the device rule above reads it).
 pub fn stream_convention_for(

@@ -1,7 +1,7 @@
 //! Array -> DLPack: version negotiation, device and copy rules, the host-copy fallback, and
 //! the managed tensors we hand out (their deleter frees what we allocated, exactly once).
 
-use super::device::{dlpack_device_for, dlpack_device_of, stream_convention_of};
+use super::device::{dlpack_device_for, dlpack_device_of};
 use super::ffi::*;
 use super::stream::{StreamArg, export_sync};
 use super::tensor::{DLPackTensor, Owned};
@@ -60,7 +60,7 @@ fn sync_for_consumer(
     let convention = if host {
         Default::default()
     } else {
-        stream_convention_of(device, kind)
+        device.stream_convention(kind)
     };
     let rule = export_sync(convention, host, stream)?;
     device.backend().dlpack_export_sync(buffer, rule)

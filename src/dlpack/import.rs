@@ -2,7 +2,7 @@
 //! zero-copy wrap on the matching device; the producer's deleter runs exactly once, when the
 //! last array using the memory drops (or at once, on any failure).
 
-use super::device::{dlpack_device_of, stream_convention_of};
+use super::device::dlpack_device_of;
 use super::ffi::*;
 use super::stream::{StreamArg, consumer_arg};
 use super::tensor::{DLPackTensor, Owned, RawDLPack};
@@ -112,7 +112,7 @@ pub fn consumer_stream(d: DLDevice) -> StreamArg {
     }
     match target_device(d) {
         Ok((dev, kind, _)) => consumer_arg(
-            stream_convention_of(&dev, kind),
+            dev.stream_convention(kind),
             dev.backend().dlpack_work_stream(dev.index()),
         ),
         Err(_) => StreamArg::Unspecified,

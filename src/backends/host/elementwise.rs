@@ -15,7 +15,6 @@ use crate::backends::{BinaryOp, TensorRef, UnaryOp};
 use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::layout::{coalesce, contiguous_strides, for_each_run};
-use half::bf16;
 use num_complex::{Complex32, Complex64};
 use std::mem::MaybeUninit;
 
@@ -78,38 +77,6 @@ fn half_exp<T: Element>(
         });
         out
     }))
-}
-
-fn bf16_to_f32(src: &[bf16], dst: &mut [MaybeUninit<f32>]) {
-    simd::wide(
-        #[inline(always)]
-        || {
-            for (d, s) in dst.iter_mut().zip(src) {
-                d.write(s.to_f32());
-            }
-        },
-    )
-}
-
-/// `bf16::from_f32` (round to nearest even; a NaN stays a quiet NaN) without its branches,
-/// so a loop of it vectorises: `half`'s version kept the block conversion scalar.
-#[inline(always)]
-fn bf16_round(x: f32) -> bf16 {
-    let b = x.to_bits();
-    let rounded = (b.wrapping_add(0x7fff + ((b >> 16) & 1)) >> 16) as u16;
-    let quiet = ((b >> 16) as u16) | 0x0040;
-    bf16::from_bits(if x.is_nan() { quiet } else { rounded })
-}
-
-fn f32_to_bf16(src: &[f32], dst: &mut [MaybeUninit<bf16>]) {
-    simd::wide(
-        #[inline(always)]
-        || {
-            for (d, &s) in dst.iter_mut().zip(src) {
-                d.write(bf16_round(s));
-            }
-        },
-    )
 }
 
 fn run2<T: Element, U: Element>(
@@ -206,7 +173,9 @@ pub(crate) fn unary(
                 (UnaryOp::Exp, DType::F16) => {
                     half_exp(be, dev, x, simd::f16_to_f32, simd::f32_to_f16)
                 }
-                (UnaryOp::Exp, DType::BF16) => half_exp(be, dev, x, bf16_to_f32, f32_to_bf16),
+                (UnaryOp::Exp, DType::BF16) => {
+                    half_exp(be, dev, x, simd::bf16_to_f32, simd::f32_to_bf16)
+                }
                 _ => None,
             };
             if let Some(r) = blocked {
@@ -358,35 +327,4 @@ pub(crate) fn select(
         });
         Ok(out)
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::bf16_round;
-    use half::bf16;
-
-    /// The same bits as `half` on every 257th float32 pattern and every edge around the
-    /// rounding boundaries, infinities and NaNs.
-    #[test]
-    fn bf16_rounding_matches_half() {
-        let edges = [
-            0u32,
-            1,
-            0x7fff,
-            0x8000,
-            0x8001,
-            0x1_8000,
-            0x7f7f_8000,
-            0x7f7f_ffff,
-        ];
-        let specials = [0x7f80_0000u32, 0x7f80_0001, 0x7fc0_0000, 0x7fff_ffff];
-        let sampled = (0..=u32::MAX / 257).map(|i| i * 257);
-        for b in sampled.chain(edges).chain(specials) {
-            for b in [b, b | 0x8000_0000] {
-                let x = f32::from_bits(b);
-                let (got, want) = (bf16_round(x), bf16::from_f32(x));
-                assert_eq!(got.to_bits(), want.to_bits(), "{b:#010x}");
-            }
-        }
-    }
 }

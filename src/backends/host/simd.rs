@@ -117,6 +117,43 @@ pub(crate) fn f16_to_f32(src: &[half::f16], dst: &mut [MaybeUninit<f32>]) {
     }
 }
 
+/// bfloat16 to float32 in `dst` (same length): exact, a bfloat16 being the high half of the
+/// float32 with the same value; a loop the AVX2 copy vectorises.
+pub(crate) fn bf16_to_f32(src: &[half::bf16], dst: &mut [MaybeUninit<f32>]) {
+    assert_eq!(src.len(), dst.len());
+    wide(
+        #[inline(always)]
+        || {
+            for (d, s) in dst.iter_mut().zip(src) {
+                d.write(f32::from_bits(u32::from(s.to_bits()) << 16));
+            }
+        },
+    )
+}
+
+/// float32 to bfloat16 in `dst` (same length), rounding to nearest even as `half` does; its
+/// `from_f32` branches, which kept the loop scalar, and [`bf16_round`] does not.
+pub(crate) fn f32_to_bf16(src: &[f32], dst: &mut [MaybeUninit<half::bf16>]) {
+    assert_eq!(src.len(), dst.len());
+    wide(
+        #[inline(always)]
+        || {
+            for (d, &s) in dst.iter_mut().zip(src) {
+                d.write(bf16_round(s));
+            }
+        },
+    )
+}
+
+/// `bf16::from_f32` (round to nearest even; a NaN stays a quiet NaN) without branches.
+#[inline(always)]
+fn bf16_round(x: f32) -> half::bf16 {
+    let b = x.to_bits();
+    let rounded = (b.wrapping_add(0x7fff + ((b >> 16) & 1)) >> 16) as u16;
+    let quiet = ((b >> 16) as u16) | 0x0040;
+    half::bf16::from_bits(if x.is_nan() { quiet } else { rounded })
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
@@ -347,7 +384,32 @@ mod x86 {
 
 #[cfg(test)]
 mod tests {
-    use super::{extreme_f32, extreme_f64, sum_f32, sum_f64, wide};
+    use super::{bf16_round, extreme_f32, extreme_f64, sum_f32, sum_f64, wide};
+
+    /// The same bits as `half` on every 257th float32 pattern and every edge around the
+    /// rounding boundaries, infinities and NaNs.
+    #[test]
+    fn bf16_rounding_matches_half() {
+        let edges = [
+            0u32,
+            1,
+            0x7fff,
+            0x8000,
+            0x8001,
+            0x1_8000,
+            0x7f7f_8000,
+            0x7f7f_ffff,
+        ];
+        let specials = [0x7f80_0000u32, 0x7f80_0001, 0x7fc0_0000, 0x7fff_ffff];
+        let sampled = (0..=u32::MAX / 257).map(|i| i * 257);
+        for b in sampled.chain(edges).chain(specials) {
+            for b in [b, b | 0x8000_0000] {
+                let x = f32::from_bits(b);
+                let (got, want) = (bf16_round(x), half::bf16::from_f32(x));
+                assert_eq!(got.to_bits(), want.to_bits(), "{b:#010x}");
+            }
+        }
+    }
 
     #[test]
     fn explicit_sums_match_a_plain_sum_at_every_length_and_offset() {

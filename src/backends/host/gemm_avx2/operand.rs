@@ -64,14 +64,9 @@ unsafe impl Operand for half::bf16 {
     const NATIVE: bool = false;
     const ZERO: Self = half::bf16::ZERO;
     fn widen(src: &[Self], dst: &mut [MaybeUninit<f32>]) {
-        // A bfloat16 is the high half of the float32 with the same value.
-        for (d, s) in dst.iter_mut().zip(src) {
-            d.write(f32::from_bits(u32::from(s.to_bits()) << 16));
-        }
+        simd::bf16_to_f32(src, &mut dst[..src.len()]);
     }
     fn narrow(src: &[f32], dst: &mut [MaybeUninit<Self>]) {
-        for (d, &s) in dst.iter_mut().zip(src) {
-            d.write(half::bf16::from_f32(s));
-        }
+        simd::f32_to_bf16(src, &mut dst[..src.len()]);
     }
 }
