@@ -48,8 +48,8 @@ unsafe impl<T> Sync for SendPtr<T> {}
 /// The caller does not hand the work over and sleep (as `ThreadPool::install` does): it
 /// queues `threads - 1` helpers and takes chunks itself from a shared counter, so a helper
 /// that wakes late (tens of microseconds on a virtual machine) finds the work done and costs
-/// nothing, and the op is never much slower than on one thread. candle's barrier pool and
-/// OpenBLAS keep their workers spinning instead, which burns the cores between ops.
+/// nothing, and the op is never much slower than on one thread. Helpers poll for the next job
+/// for a short window before they sleep (`helpers`), so back-to-back ops skip the wake-up.
 ///
 /// Not generic on purpose: every kernel (op x dtype) reaches the pool through this one
 /// function, so the job machinery is compiled once instead of once per kernel.

@@ -158,8 +158,11 @@ impl HostBackend {
             let device_cpus: Vec<Option<usize>> = (0..threads)
                 .map(|i| (!cpus.is_empty()).then(|| cpus[(index * threads + i) % cpus.len()]))
                 .collect();
-            let helpers =
-                helpers::Helpers::start(&name, if threads > 1 { &device_cpus } else { &[] })?;
+            let helpers = helpers::Helpers::start(
+                &name,
+                if threads > 1 { &device_cpus } else { &[] },
+                helpers::spin_window(),
+            )?;
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .thread_name({
