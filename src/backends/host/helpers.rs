@@ -18,7 +18,7 @@
 //! burns nothing after it.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -45,9 +45,6 @@ struct Mailbox {
     jobs: VecDeque<Job>,
     /// The helper must exit once `jobs` is empty.
     exit: bool,
-    /// The helper waits on the condition variable: a post must notify it. While it polls
-    /// (or runs a job) a post needs no system call.
-    asleep: bool,
 }
 
 /// One helper's mailbox.
@@ -56,6 +53,10 @@ struct Slot {
     /// Whether `mailbox` may hold a job or the exit order: what a polling helper reads
     /// without taking the lock. Set under the lock by every post.
     posted: AtomicBool,
+    /// The helper waits on `wake`: a post must notify it. While it polls (or runs a job) a
+    /// post needs no system call. Written only under the lock, so a post that reads it
+    /// there cannot miss a helper going to sleep; read without it as a hint.
+    asleep: AtomicBool,
     wake: Condvar,
 }
 
@@ -63,6 +64,11 @@ struct Slot {
 pub(crate) struct Helpers {
     /// Each helper's mailbox and the CPU it is pinned to (`None`: not pinned).
     slots: Vec<(Arc<Slot>, Option<usize>)>,
+    /// How long a helper polls after a job.
+    window: Duration,
+    /// When the last mid-size op asked `ready` (nanoseconds since `epoch`).
+    last_mid: AtomicU64,
+    epoch: Instant,
 }
 
 impl Helpers {
@@ -75,11 +81,15 @@ impl Helpers {
     ) -> Result<Helpers, String> {
         let mut helpers = Helpers {
             slots: Vec::with_capacity(cpus.len()),
+            window,
+            last_mid: AtomicU64::new(0),
+            epoch: Instant::now(),
         };
         for (i, &cpu) in cpus.iter().enumerate() {
             let slot = Arc::new(Slot {
                 mailbox: Mutex::new(Mailbox::default()),
                 posted: AtomicBool::new(false),
+                asleep: AtomicBool::new(false),
                 wake: Condvar::new(),
             });
             let mine = slot.clone();
@@ -117,6 +127,24 @@ impl Helpers {
         }
         posted
     }
+
+    /// Whether a mid-size op (too small to be worth waking a sleeping helper for) should
+    /// post to the helpers: one of them polls now, so a post costs no system call, or another
+    /// mid-size op came within the polling window, so this looks like a loop of them: waking
+    /// the helpers once lets the rest of the loop find them polling. An op on its own stays
+    /// on its caller.
+    pub(crate) fn ready_for_mid_work(&self) -> bool {
+        if self.window.is_zero() || self.slots.is_empty() {
+            return false;
+        }
+        let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let last = self.last_mid.swap(now, Ordering::Relaxed);
+        let polling = self
+            .slots
+            .iter()
+            .any(|(s, _)| !s.asleep.load(Ordering::Relaxed));
+        polling || (last != 0 && now.saturating_sub(last) < self.window.as_nanos() as u64)
+    }
 }
 
 impl Drop for Helpers {
@@ -137,7 +165,7 @@ impl Slot {
         let mut m = self.lock();
         change(&mut m);
         self.posted.store(true, Ordering::Release);
-        let asleep = m.asleep;
+        let asleep = self.asleep.load(Ordering::Relaxed);
         drop(m);
         if asleep {
             self.wake.notify_one();
@@ -190,11 +218,11 @@ fn serve(slot: &Slot, window: Duration) {
         // Nothing within the window: sleep. `asleep` is set under the lock that every post
         // takes, so a post either lands before this check or sees `asleep` and notifies.
         let mut m = slot.lock();
-        m.asleep = true;
+        slot.asleep.store(true, Ordering::Relaxed);
         while m.jobs.is_empty() && !m.exit {
             m = slot.wake.wait(m).unwrap_or_else(PoisonError::into_inner);
         }
-        m.asleep = false;
+        slot.asleep.store(false, Ordering::Relaxed);
     }
 }
 
@@ -282,7 +310,7 @@ mod tests {
             });
             rx.recv().unwrap();
         }
-        let asleep = |h: &Helpers| h.slots[0].0.lock().asleep;
+        let asleep = |h: &Helpers| h.slots[0].0.asleep.load(Ordering::Relaxed);
         // Long past the 1 ms window, well within the 5 s one.
         let deadline = Instant::now() + Duration::from_secs(2);
         while !asleep(&sleeping) && Instant::now() < deadline {
@@ -302,6 +330,36 @@ mod tests {
             });
             rx.recv_timeout(Duration::from_secs(5)).unwrap();
         }
+    }
+
+    #[test]
+    fn mid_size_work_uses_helpers_that_poll_or_a_loop_of_it() {
+        let never = Helpers::start("never", &[None], Duration::ZERO).unwrap();
+        assert!(!never.ready_for_mid_work() && !never.ready_for_mid_work());
+        let none = Helpers::start("none", &[], Duration::from_secs(5)).unwrap();
+        assert!(!none.ready_for_mid_work() && !none.ready_for_mid_work());
+
+        let helpers = Helpers::start("mid", &[None], Duration::from_millis(20)).unwrap();
+        let asleep = || helpers.slots[0].0.asleep.load(Ordering::Relaxed);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !asleep() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(asleep());
+        // An op on its own stays on its caller; a second one soon after is a loop.
+        assert!(!helpers.ready_for_mid_work());
+        assert!(helpers.ready_for_mid_work());
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!helpers.ready_for_mid_work(), "the loop ended a window ago");
+        // A helper that just ran a job polls: ready, with no mid-size op before.
+        let polling = Helpers::start("poll", &[None], Duration::from_secs(5)).unwrap();
+        let (tx, rx) = mpsc::channel();
+        polling.post(1, &mut || {
+            let tx = tx.clone();
+            Box::new(move || tx.send(()).unwrap())
+        });
+        rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert!(polling.ready_for_mid_work());
     }
 
     #[test]

@@ -118,6 +118,11 @@ impl HostDevice {
     pub(crate) fn help(&self, n: usize, make: &mut dyn FnMut() -> helpers::Job) -> usize {
         self.helpers.post(n, make)
     }
+
+    /// See `Helpers::ready_for_mid_work`.
+    pub(crate) fn helpers_ready_for_mid_work(&self) -> bool {
+        self.helpers.ready_for_mid_work()
+    }
 }
 
 /// A backend whose devices compute on host memory.
