@@ -1629,3 +1629,48 @@ fn check_half_exp<T: dlarray::Element>(
         );
     }
 }
+
+/// A float32 sum of a mid-size array (128-512 KiB, where the host device splits over its
+/// threads only when its helpers are awake) is the same bits alone, in a loop, and after the
+/// helpers went back to sleep: the chunks, and so the partial sums, depend on the size only.
+#[test]
+fn mid_size_sums_are_the_same_bits_whether_or_not_helpers_take_part() {
+    let cpu = dlarray::devices()
+        .unwrap()
+        .into_iter()
+        .find(|d| d.platform() == "cpu")
+        .unwrap();
+    for n in [40_000usize, 100_000] {
+        // Values whose float32 sum depends on the order it is taken in.
+        let xs: Vec<f32> = (0..n)
+            .map(|i| ((i * 7919 % 10007) as f32 - 5000.0) * 1.37e-3 + (i % 3) as f32 * 1e4)
+            .collect();
+        let a = Array::from_vec(xs, &[n]).unwrap().to_device(&cpu).unwrap();
+        let bits = |a: &Array| a.sum(Axes::All).unwrap().to_vec::<f32>().unwrap()[0].to_bits();
+        // After an idle spell the first sum runs alone; the next ones form a loop.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let first = bits(&a);
+        for _ in 0..20 {
+            assert_eq!(bits(&a), first, "{n} elements");
+        }
+        // Right after a large op, whose helpers still poll.
+        let big = Array::zeros(&[1 << 20], DType::F32)
+            .unwrap()
+            .to_device(&cpu)
+            .unwrap();
+        for _ in 0..20 {
+            let _ = (&big + &big).unwrap();
+            assert_eq!(bits(&a), first, "{n} elements after a large op");
+        }
+        // A reduction over an axis of a 2-d view takes the same path.
+        let m = a.reshape(&[1, n as isize]).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let row = m
+            .sum(Axes::These(vec![1]))
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap()[0]
+            .to_bits();
+        assert_eq!(row, first, "{n} elements over an axis");
+    }
+}

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// From this many bytes of traffic (read plus written) a kernel always splits over the
 /// device's threads; below, waking a sleeping helper costs more than the work saved (see
-/// `MID_MIN_BYTES` for when it splits anyway). `DLARRAY_PAR_MIN_BYTES` overrides it (read
+/// `mid_min_bytes` for when it splits anyway). `DLARRAY_PAR_MIN_BYTES` overrides it (read
 /// once), to find the break-even on another machine.
 const PAR_MIN_BYTES: usize = 1 << 19;
 
@@ -140,28 +140,55 @@ impl Shared {
     }
 }
 
-/// From this many bytes of traffic up to the `par_min_bytes` threshold, a kernel splits over
-/// the device's threads only when its helpers are awake or ops of this size come in a loop
-/// (`Helpers::ready_for_mid_work`): with a helper already polling, a 16K-element float32 add
-/// took 1.7 µs against 2.1 µs alone, and a 32K one 2.6 µs against 4.4 µs; waking a
-/// sleeping helper for it cost more than it saved (3.6 µs on average at 16K).
-const MID_MIN_BYTES: usize = 1 << 17;
+/// From a quarter of the `par_min_bytes` threshold (128 KiB by default) up to it, a kernel
+/// splits over the device's threads only when its helpers are awake or ops of this size
+/// come in a loop (`Helpers::ready_for_mid_work`): with a helper already polling, a
+/// 16K-element float32 add took 1.7 µs against 2.1 µs alone, and a 32K one 2.7 µs against
+/// 4.4 µs; waking a sleeping helper for it cost more than it saved (3.6 µs on average at
+/// 16K), and a 16K-element sum (64 KiB) gained nothing.
+fn mid_min_bytes() -> usize {
+    par_min_bytes() / 4
+}
 
 /// The least traffic a chunk carries: below it, taking a chunk (an atomic on a line both
 /// threads write) costs more than balancing saves.
 const MIN_CHUNK_BYTES: usize = 1 << 15;
 
-/// The chunk length to split `n` items of `bytes` bytes of traffic each over `dev`'s threads
-/// (a few chunks per thread balance load), or `None` when the work is too small to pay for
-/// waking the pool, or there is one thread.
-pub(crate) fn chunk_len(dev: &HostDevice, n: usize, bytes: usize) -> Option<usize> {
+/// How a kernel over `n` items splits over a device's threads.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Split {
+    /// Items per chunk. Set by the size alone, so a reduction's partial results, and so its
+    /// bits, never depend on whether the helpers were awake.
+    pub chunk: usize,
+    /// Whether the helpers take chunks too (else the caller runs them all).
+    pub helpers: bool,
+}
+
+impl Split {
+    /// Runs `f(0)`, .., `f(chunks - 1)`: on the device's threads, or on the caller.
+    pub(crate) fn run(self, dev: &HostDevice, chunks: usize, f: &(dyn Fn(usize) + Sync)) {
+        if self.helpers {
+            par_for(dev, chunks, f);
+        } else {
+            (0..chunks).for_each(f);
+        }
+    }
+}
+
+/// How to split `n` items of `bytes` bytes of traffic each over `dev`'s threads (a few
+/// chunks per thread balance load), or `None` when the work is too small to split, or there
+/// is one thread.
+pub(crate) fn split(dev: &HostDevice, n: usize, bytes: usize) -> Option<Split> {
     let threads = dev.threads();
     let bytes = bytes.max(1);
     let traffic = n.saturating_mul(bytes);
-    let split = threads > 1
-        && (traffic >= par_min_bytes()
-            || (traffic >= MID_MIN_BYTES && dev.helpers_ready_for_mid_work()));
-    split.then(|| (n / (threads * 4)).max(MIN_CHUNK_BYTES / bytes).max(1))
+    if threads <= 1 || traffic < mid_min_bytes() {
+        return None;
+    }
+    Some(Split {
+        chunk: (n / (threads * 4)).max(MIN_CHUNK_BYTES / bytes).max(1),
+        helpers: traffic >= par_min_bytes() || dev.helpers_ready_for_mid_work(),
+    })
 }
 
 /// Runs `f` over disjoint ranges covering `0..n` (items of `bytes` bytes of traffic each), in
@@ -172,7 +199,12 @@ pub(crate) fn par_ranges(
     bytes: usize,
     f: impl Fn(Range<usize>) + Sync,
 ) {
-    let Some(chunk) = chunk_len(dev, n, bytes) else {
+    let Some(Split {
+        chunk,
+        helpers: true,
+    }) = split(dev, n, bytes)
+    else {
+        // Elementwise results do not depend on the chunks: one run on the caller.
         f(0..n);
         return;
     };

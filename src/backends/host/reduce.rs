@@ -1,7 +1,7 @@
 //! Reductions over axes: sum (f16/bf16 accumulate in f32), max and min (NaN propagates;
 //! on bool they are any/all).
 
-use super::engine::{SendPtr, alloc_out, chunk_len, out_ptr, out_slice, par_for, par_min_bytes};
+use super::engine::{SendPtr, alloc_out, out_ptr, out_slice, par_for, par_min_bytes, split};
 use super::math::{Arith, Real, dispatch, dispatch_arith};
 use super::simd::{self, wide};
 use super::view::View;
@@ -400,10 +400,11 @@ fn reduce_slice<T: Element, R: Reducer<T>>(
 ) -> Result<HostBuffer> {
     let mut out = alloc_out::<R::Out>(dev, 1)?;
     let o = out_ptr::<R::Out>(&mut out);
-    let acc = if let Some(chunk) = chunk_len(dev, xs.len(), size_of::<T>()) {
+    let acc = if let Some(sp) = split(dev, xs.len(), size_of::<T>()) {
+        let chunk = sp.chunk;
         let mut partial = vec![r.init(); xs.len().div_ceil(chunk)];
         let slots = SendPtr(partial.as_mut_ptr());
-        par_for(dev, partial.len(), &|c| {
+        sp.run(dev, partial.len(), &|c| {
             let part = &xs[c * chunk..((c + 1) * chunk).min(xs.len())];
             let acc = wide(|| r.fold_slice(r.init(), part));
             // SAFETY: slot `c` is written by this chunk only; `partial` outlives `par_for`.
@@ -449,13 +450,14 @@ fn run<T: Element, R: Reducer<T>>(
 
     if m == 1 {
         // One output: split the reduction itself over the device's threads.
-        let acc = if let Some(chunk) = chunk_len(dev, inner.len, size_of::<T>()) {
+        let acc = if let Some(sp) = split(dev, inner.len, size_of::<T>()) {
+            let chunk = sp.chunk;
             let chunks = inner.len.div_ceil(chunk);
             // One partial result per chunk, combined in chunk order: the sum of the same
             // array is the same bits however the threads were scheduled.
             let mut partial = vec![r.init(); chunks];
             let slots = SendPtr(partial.as_mut_ptr());
-            par_for(dev, chunks, &|c| {
+            sp.run(dev, chunks, &|c| {
                 let range = c * chunk..((c + 1) * chunk).min(inner.len);
                 let acc = fold_inner(&v, &inner, base, range, r);
                 // SAFETY: slot `c` is written by this chunk only; `partial` outlives `par_for`.
