@@ -26,14 +26,19 @@ use std::time::{Duration, Instant};
 pub(crate) type Job = Box<dyn FnOnce() + Send>;
 
 /// How long a helper polls for the next job before it sleeps: `DLARRAY_SPIN_US`
-/// microseconds (0: sleep at once), 100 unless set. Read once.
+/// microseconds (0: sleep at once), 100 unless set (or set to something else than a number,
+/// with a warning in the log). Read once.
 pub(crate) fn spin_window() -> Duration {
     static WINDOW: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
     *WINDOW.get_or_init(|| {
-        let us = std::env::var("DLARRAY_SPIN_US")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .unwrap_or(100);
+        let us = match std::env::var("DLARRAY_SPIN_US") {
+            Err(_) => 100,
+            Ok(v) => v.trim().parse::<u64>().unwrap_or_else(|_| {
+                log::warn!("ignoring DLARRAY_SPIN_US={v:?}: not a number of microseconds");
+                100
+            }),
+        };
+        // At most a second: longer, a helper would keep a core busy for no op in sight.
         Duration::from_micros(us.min(1_000_000))
     })
 }
