@@ -46,6 +46,14 @@ fn add(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("dlarray", label), |b| {
             b.iter(|| black_box((&da + &db).unwrap()))
         });
+        // On dlarray's own memory, as NumPy and torch read NumPy's (see `sum`).
+        let (pa, pb) = (
+            Array::from_slice(&x, &[n]).unwrap(),
+            Array::from_slice(&x, &[n]).unwrap(),
+        );
+        g.bench_function(BenchmarkId::new("dlarray_own_memory", label), |b| {
+            b.iter(|| black_box((&pa + &pb).unwrap()))
+        });
         let (na, nb) = (Array1::from(x.clone()), Array1::from(x.clone()));
         g.bench_function(BenchmarkId::new("ndarray", label), |b| {
             b.iter(|| black_box(&na + &nb))

@@ -56,15 +56,15 @@ print("Speed ratio peer time / dlarray time: above 1 dlarray is faster. dlarray,
 print("and memcpy from criterion (`benches/cpu_peers.rs`), NumPy and PyTorch from")
 print("`python/bench/numeric_peers.py`, medians. add allocates its result. dlarray, ndarray and")
 print("candle read a Rust `Vec` (dlarray keeps it without a copy: 16-byte aligned, 4 KiB pages);")
-print("NumPy and torch read NumPy's memory (huge pages from 4 MiB). The last sum column reads")
-print("dlarray's own memory (the host pool: 64-byte aligned, huge pages from 4 MiB).\n")
+print("NumPy and torch read NumPy's memory (huge pages from 4 MiB). The last add and sum column")
+print("reads dlarray's own memory (the host pool: 64-byte aligned, huge pages from 4 MiB).\n")
 sizes = ["1K", "16K", "256K", "1M", "4M", "16M", "64M"]
 for group, name in (("add_f32", "add f32"), ("sum_f32", "sum f32"), ("exp_f32", "exp f32")):
     print(f"### {name}\n")
     if group == "exp_f32":
         print("Compute-bound: dlarray evaluates in f64 (one rounding to float32, as glibc's `expf`),")
         print("ndarray calls the C library per element, torch runs SLEEF's float32 vectors (1 ulp).\n")
-    own = group == "sum_f32"
+    own = group in ("add_f32", "sum_f32")
     print("| size | dlarray | GB/s | vs ndarray | vs candle | vs NumPy | vs torch | memcpy of the same bytes |"
           + (" dlarray on its own memory, vs the best peer |" if own else ""))
     print("|---|---|---|---|---|---|---|---|" + ("---|" if own else ""))
