@@ -104,7 +104,12 @@ fn idle_sum() -> dlarray::Result<()> {
             std::thread::sleep(Duration::from_millis(idle));
             let (t, c) = (Instant::now(), cpu_time());
             let s = x.sum(dlarray::Axes::All)?;
-            let (wall, cpu) = (t.elapsed().as_secs_f64(), cpu_time() - c);
+            let wall = t.elapsed().as_secs_f64();
+            // The CPU time of a thread still running on another CPU (a helper polling for
+            // the next job, `DLARRAY_SPIN_US`) is only counted at its next tick or switch:
+            // read it once the helpers sleep. Their polling adds at most 0.1 ms.
+            std::thread::sleep(Duration::from_millis(5));
+            let cpu = cpu_time() - c;
             assert_eq!(s.item::<f32>()?, (16 << 20) as f32);
             println!("{idle:7}  {:9.2}  {:8.2}", wall * 1e3, cpu / wall);
         }
