@@ -476,7 +476,57 @@ pub(crate) fn par_memcpy(dev: &HostDevice, src: *const u8, dst: *mut u8, len: us
 
 #[cfg(test)]
 mod tests {
-    use super::{SMALL_RUN, VECTOR_ALIGN, aligned_head, matching_shift};
+    use super::{SMALL_RUN, VECTOR_ALIGN, aligned_head, matching_shift, mid_min_bytes};
+    use super::{par_min_bytes, split};
+    use crate::backends::MemoryKind;
+    use crate::backends::host::{HostBackend, HostConfig};
+
+    fn backend(threads: usize) -> HostBackend {
+        HostBackend::new(HostConfig {
+            name: "split-test",
+            platform: "cpu",
+            platform_version: "cpu".into(),
+            device_count: 1,
+            memory_kinds: vec![MemoryKind::Device],
+            threads_per_device: threads,
+            pool_bytes: 0,
+            dlpack: vec![],
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn the_split_is_set_by_the_size_and_only_the_helpers_part_by_their_state() {
+        let one = backend(1);
+        assert!(
+            split(one.device(0).unwrap(), 1 << 24, 4).is_none(),
+            "one thread"
+        );
+        let two = backend(2);
+        let dev = two.device(0).unwrap();
+        let mid = mid_min_bytes() / 4;
+        assert!(split(dev, mid - 1, 4).is_none(), "below the mid band");
+        // In the band: the same chunks whether the helpers take part or not (the first call
+        // after a quiet spell may run alone, the next ones form a loop).
+        let chunks: Vec<_> = (0..100).map(|_| split(dev, 2 * mid, 4).unwrap()).collect();
+        assert!(
+            chunks.iter().all(|s| s.chunk == chunks[0].chunk),
+            "{chunks:?}"
+        );
+        if !super::super::helpers::spin_window().is_zero() {
+            // (Any of them: a loaded machine may pause this thread past the window.)
+            assert!(
+                chunks.iter().any(|s| s.helpers),
+                "a loop of mid-size ops uses the helpers"
+            );
+        }
+        // From `par_min_bytes` on, always split, in at least 32 KiB chunks.
+        let large = split(dev, par_min_bytes() / 4, 4).unwrap();
+        assert!(large.helpers);
+        assert!(large.chunk * 4 >= 1 << 15);
+        // Sizes whose byte count overflows still split (no panic).
+        assert!(split(dev, usize::MAX, 16).unwrap().helpers);
+    }
 
     #[test]
     fn outputs_take_the_misalignment_their_inputs_share() {
