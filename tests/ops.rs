@@ -1672,5 +1672,28 @@ fn mid_size_sums_are_the_same_bits_whether_or_not_helpers_take_part() {
             .unwrap()[0]
             .to_bits();
         assert_eq!(row, first, "{n} elements over an axis");
+        // Many outputs (rows of 250), split by output: each row's sum is the same bits alone,
+        // in a loop, and near its exact value.
+        let rows = a.reshape(&[(n / 250) as isize, 250]).unwrap();
+        let sums = |a: &Array| {
+            a.sum(Axes::These(vec![1]))
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap()
+        };
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let alone = sums(&rows);
+        for _ in 0..20 {
+            assert_eq!(sums(&rows), alone, "{n} elements in rows of 250");
+        }
+        let host = a.to_vec::<f32>().unwrap();
+        for (r, (got, xs)) in alone.iter().zip(host.chunks(250)).enumerate() {
+            let exact: f64 = xs.iter().map(|&x| f64::from(x)).sum();
+            assert!(
+                (f64::from(*got) - exact).abs()
+                    <= 1e-5 * xs.iter().map(|x| x.abs() as f64).sum::<f64>(),
+                "row {r}: {got} against {exact}"
+            );
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! Reductions over axes: sum (f16/bf16 accumulate in f32), max and min (NaN propagates;
 //! on bool they are any/all).
 
-use super::engine::{SendPtr, alloc_out, out_ptr, out_slice, par_for, par_min_bytes, split};
+use super::engine::{SendPtr, Split, alloc_out, out_ptr, out_slice, par_for, split};
 use super::math::{Arith, Real, dispatch, dispatch_arith};
 use super::simd::{self, wide};
 use super::view::View;
@@ -487,17 +487,18 @@ fn run<T: Element, R: Reducer<T>>(
             pos += len;
         });
     };
-    if m.saturating_mul(inner.len.max(1))
-        .saturating_mul(size_of::<T>())
-        >= par_min_bytes()
+    // Parallel over outputs, split by the traffic each reads. Outputs are independent, so
+    // how they are chunked changes no bits.
+    let per_output = inner.len.max(1).saturating_mul(size_of::<T>());
+    if let Some(Split {
+        chunk,
+        helpers: true,
+    }) = split(dev, m, per_output)
     {
-        let dev_threads = dev.threads();
-        if dev_threads > 1 && m >= dev_threads {
-            let chunk = m.div_ceil(dev_threads * 4).max(1);
-            let chunks = m.div_ceil(chunk);
-            par_for(dev, chunks, &|c| work(c * chunk..((c + 1) * chunk).min(m)));
-            return Ok(out);
-        }
+        par_for(dev, m.div_ceil(chunk), &|c| {
+            work(c * chunk..((c + 1) * chunk).min(m))
+        });
+        return Ok(out);
     }
     work(0..m);
     Ok(out)
