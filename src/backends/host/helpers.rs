@@ -14,8 +14,12 @@
 //! that slept at once, against 22 µs and 23 µs with helpers polling (64K elements: 7.3 / 17
 //! µs against 5.0 / 5.4). Ops of an array program follow each other within microseconds, so
 //! the next one usually finds its helper awake. candle's barrier pool polls ~0.5 ms and
-//! OpenBLAS up to a second; this window is short, and a process that stopped computing
-//! burns nothing after it.
+//! OpenBLAS up to a second; this window is short (a helper also polls once when it starts),
+//! and a process that stopped computing burns nothing after it. Whether a helper polls is
+//! also what lets ops too small to be worth a wake-up split anyway (`ready_for_mid_work`).
+//!
+//! A thread still polling on another CPU is charged its CPU time only at its next tick or
+//! switch: measure a process's CPU time once the helpers sleep (`examples/idle_matmul.rs`).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
