@@ -478,21 +478,10 @@ pub(crate) fn par_memcpy(dev: &HostDevice, src: *const u8, dst: *mut u8, len: us
 mod tests {
     use super::{SMALL_RUN, VECTOR_ALIGN, aligned_head, matching_shift, mid_min_bytes};
     use super::{par_min_bytes, split};
-    use crate::backends::MemoryKind;
-    use crate::backends::host::{HostBackend, HostConfig};
+    use crate::backends::host::HostBackend;
 
     fn backend(threads: usize) -> HostBackend {
-        HostBackend::new(HostConfig {
-            name: "split-test",
-            platform: "cpu",
-            platform_version: "cpu".into(),
-            device_count: 1,
-            memory_kinds: vec![MemoryKind::Device],
-            threads_per_device: threads,
-            pool_bytes: 0,
-            dlpack: vec![],
-        })
-        .unwrap()
+        HostBackend::for_tests("split-test", threads)
     }
 
     #[test]

@@ -142,6 +142,23 @@ impl std::fmt::Debug for HostBackend {
 }
 
 impl HostBackend {
+    /// One device of `threads` threads with device memory only and no cache: what the host
+    /// modules' own tests run their kernels on.
+    #[cfg(test)]
+    pub(crate) fn for_tests(name: &'static str, threads: usize) -> HostBackend {
+        HostBackend::new(HostConfig {
+            name,
+            platform: "cpu",
+            platform_version: "cpu".into(),
+            device_count: 1,
+            memory_kinds: vec![MemoryKind::Device],
+            threads_per_device: threads,
+            pool_bytes: 0,
+            dlpack: vec![],
+        })
+        .unwrap()
+    }
+
     /// A backend of `config`'s devices, or why it cannot start.
     pub fn new(config: HostConfig) -> std::result::Result<HostBackend, String> {
         if config.memory_kinds.is_empty() {

@@ -1,23 +1,12 @@
 use super::{Operand, Strided, gemm};
-use crate::backends::MemoryKind;
-use crate::backends::host::{HostBackend, HostConfig};
+use crate::backends::host::HostBackend;
 
 fn has_avx2() -> bool {
     std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
 }
 
 fn backend(threads: usize) -> HostBackend {
-    HostBackend::new(HostConfig {
-        name: "gemm-test",
-        platform: "cpu",
-        platform_version: "cpu".into(),
-        device_count: 1,
-        memory_kinds: vec![MemoryKind::Device],
-        threads_per_device: threads,
-        pool_bytes: 0,
-        dlpack: vec![],
-    })
-    .unwrap()
+    HostBackend::for_tests("gemm-test", threads)
 }
 
 /// How an operand is laid out in its storage.
