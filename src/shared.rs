@@ -201,12 +201,11 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Shared<T> {
     }
 }
 
-/// Memory of freed handles, kept per thread for the next handle of the same layout: an op
-/// makes two (its array and its buffer) and drops two, and the allocator's own round trip
-/// for them was ~280 instructions of an 8-element add's ~1,930. Like NumPy's cache of small
-/// dimension arrays, bounded (16 blocks of at most 1 KiB a thread) and freed when the thread
-/// ends.
-/// Small blocks kept per thread for reuse: `Shared`'s handles and DLPack export holders.
+/// Small blocks kept per thread for the next block of the same layout: `Shared`'s handles
+/// (an op makes two, its array and its buffer, and drops two; the allocator's own round trip
+/// for them was ~280 instructions of an 8-element add's ~1,930) and DLPack export holders.
+/// Like NumPy's cache of small dimension arrays, bounded (16 blocks of at most 1 KiB a
+/// thread) and freed when the thread ends.
 pub(crate) mod recycle {
     use crate::thread_blocks::{self, ThreadBlocks};
     use std::alloc::{self, Layout};

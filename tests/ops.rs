@@ -1635,11 +1635,7 @@ fn check_half_exp<T: dlarray::Element>(
 /// helpers went back to sleep: the chunks, and so the partial sums, depend on the size only.
 #[test]
 fn mid_size_sums_are_the_same_bits_whether_or_not_helpers_take_part() {
-    let cpu = dlarray::devices()
-        .unwrap()
-        .into_iter()
-        .find(|d| d.platform() == "cpu")
-        .unwrap();
+    let cpu = cpu();
     for n in [40_000usize, 100_000] {
         // Values whose float32 sum depends on the order it is taken in.
         let xs: Vec<f32> = (0..n)

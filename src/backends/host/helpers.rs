@@ -253,6 +253,17 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
 
+    /// Posts one job to `helpers` and waits (at most 5 s) until a helper has run it.
+    fn run_one(helpers: &Helpers) {
+        let (tx, rx) = mpsc::channel();
+        helpers.post(1, &mut || {
+            let tx = tx.clone();
+            Box::new(move || tx.send(()).unwrap())
+        });
+        rx.recv_timeout(Duration::from_secs(5))
+            .expect("a posted job runs");
+    }
+
     /// Sleeping at once, polling briefly, and polling for longer than the test.
     const WINDOWS: [Duration; 3] = [
         Duration::ZERO,
@@ -312,12 +323,7 @@ mod tests {
         let polling = Helpers::start("poll", &[None], Duration::from_secs(5)).unwrap();
         let sleeping = Helpers::start("sleep", &[None], Duration::from_millis(1)).unwrap();
         for helpers in [&polling, &sleeping] {
-            let (tx, rx) = mpsc::channel();
-            helpers.post(1, &mut || {
-                let tx = tx.clone();
-                Box::new(move || tx.send(()).unwrap())
-            });
-            rx.recv().unwrap();
+            run_one(helpers);
         }
         let asleep = |h: &Helpers| h.slots[0].0.asleep.load(Ordering::Relaxed);
         // Long past the 1 ms window, well within the 5 s one.
@@ -332,12 +338,7 @@ mod tests {
         assert!(!asleep(&polling), "a helper polls within its window");
         // Either way the next job runs: taken while polling, or woken by the post.
         for helpers in [&polling, &sleeping] {
-            let (tx, rx) = mpsc::channel();
-            helpers.post(1, &mut || {
-                let tx = tx.clone();
-                Box::new(move || tx.send(()).unwrap())
-            });
-            rx.recv_timeout(Duration::from_secs(5)).unwrap();
+            run_one(helpers);
         }
     }
 
@@ -362,12 +363,7 @@ mod tests {
         assert!(!helpers.ready_for_mid_work(), "the loop ended a window ago");
         // A helper that just ran a job polls: ready, with no mid-size op before.
         let polling = Helpers::start("poll", &[None], Duration::from_secs(5)).unwrap();
-        let (tx, rx) = mpsc::channel();
-        polling.post(1, &mut || {
-            let tx = tx.clone();
-            Box::new(move || tx.send(()).unwrap())
-        });
-        rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        run_one(&polling);
         assert!(polling.ready_for_mid_work());
     }
 
@@ -417,11 +413,6 @@ mod tests {
     fn a_panicking_job_does_not_end_its_helper() {
         let helpers = Helpers::start("panic", &[None], spin_window()).unwrap();
         helpers.post(1, &mut || Box::new(|| panic!("a bug in a job")));
-        let (tx, rx) = mpsc::channel();
-        helpers.post(1, &mut || {
-            let tx = tx.clone();
-            Box::new(move || tx.send(()).unwrap())
-        });
-        rx.recv().unwrap();
+        run_one(&helpers);
     }
 }
