@@ -23,12 +23,13 @@ echo "== criterion: cargo bench --bench cpu_peers" >&2
 rm -rf target/criterion/add_f32 target/criterion/sum_f32 target/criterion/exp_f32 target/criterion/matmul_f32_1024 \
   target/criterion/add_f32_8_overhead target/criterion/dlpack_round_trip_1KiB
 cargo bench -q --bench cpu_peers >"$out/criterion.txt" 2>&1
+# The release module first: numeric_peers.py also times dlarray beside NumPy and torch.
+(cd python && VIRTUAL_ENV="$PWD/../.venv" PATH="$PWD/../.venv/bin:$PATH" maturin develop -q --release)
 echo "== NumPy and PyTorch: python/bench/numeric_peers.py" >&2
 # OpenBLAS's SkylakeX kernel, not the Haswell one OPENBLAS_CORETYPE may force.
 env -u OPENBLAS_CORETYPE .venv/bin/python python/bench/numeric_peers.py --json "$out/py_peers.json" \
   >"$out/py_peers.txt"
 echo "== Python DLPack against NumPy: python/bench/dlpack_bench.py --numpy-ratios" >&2
-(cd python && VIRTUAL_ENV="$PWD/../.venv" PATH="$PWD/../.venv/bin:$PATH" maturin develop -q --release)
 # Three processes: some runs of the same build land in a slower mode (~+40 ns per call).
 for _ in 1 2 3; do .venv/bin/python python/bench/dlpack_bench.py --numpy-ratios; done >"$out/py_dlpack.txt"
 echo "== the first large ops after idle: examples/idle_matmul.rs, default and unpinned" >&2

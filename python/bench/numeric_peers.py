@@ -6,7 +6,16 @@ and candle in the same minutes:
 
 Median of timed batches after warm-up (batches of at least 2 ms, as criterion sizes them);
 torch limited to this machine's cores. Prints a table; `--json` writes
-{"group/peer/size": seconds} with the groups and size labels criterion uses."""
+{"group/peer/size": seconds} with the groups and size labels criterion uses.
+
+Then, where the dlarray module is installed, the memory-bound sizes once more with dlarray
+beside NumPy and torch on the same memory (dlarray imports the NumPy array through DLPack)
+and in the same seconds: the three take turns, one batch each per round, so a machine whose
+memory bandwidth drifts from minute to minute (a shared VM) moves all three alike. Before
+each batch the script sleeps 20 ms, so the previous library's workers (torch's OpenMP threads
+spin after each op) are asleep and do not compete for the cores, then runs one untimed batch
+(waking a pool after idle takes torch milliseconds on a VM).
+Keys `same_memory/group/peer/size`."""
 import json
 import os
 import sys
@@ -40,6 +49,56 @@ def median_s(f, samples=15):
     return ts[len(ts) // 2]
 
 
+def interleaved_medians(fs, rounds=15):
+    """Median seconds per call of each of `fs` (name -> callable), the callables taking turns."""
+    for f in fs.values():
+        f()
+    t = time.perf_counter()
+    next(iter(fs.values()))()
+    reps = max(1, int(2e-3 / max(time.perf_counter() - t, 1e-9)) + 1)
+    ts = {k: [] for k in fs}
+    for _ in range(rounds):
+        for k, f in fs.items():
+            time.sleep(0.02)
+            for _ in range(reps):
+                f()
+            t = time.perf_counter()
+            for _ in range(reps):
+                f()
+            ts[k].append((time.perf_counter() - t) / reps)
+    return {k: sorted(v)[len(v) // 2] for k, v in ts.items()}
+
+
+SAME_MEMORY_SIZES = [("1M", 1 << 20), ("4M", 1 << 22), ("16M", 1 << 24), ("64M", 1 << 26)]
+
+
+def same_memory(out):
+    try:
+        import dlarray
+    except ImportError:
+        print("dlarray module not installed: no same-memory rounds", file=sys.stderr)
+        return
+    for label, n in SAME_MEMORY_SIZES:
+        a = ((np.arange(n) % 1000) * 0.5).astype(np.float32)
+        b = a.copy()
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        da, db = dlarray.from_dlpack(a), dlarray.from_dlpack(b)
+        work = {
+            "add_f32": {"numpy": lambda: a + b, "torch": lambda: ta + tb,
+                        "dlarray": lambda: da + db},
+            "sum_f32": {"numpy": lambda: a.sum(), "torch": lambda: ta.sum(),
+                        "dlarray": lambda: da.sum()},
+        }
+        if label in EXP_SIZES:
+            x = ((np.arange(n) % 2000) * 0.01 - 10.0).astype(np.float32)
+            tx, dx = torch.from_numpy(x), dlarray.from_dlpack(x)
+            work["exp_f32"] = {"numpy": lambda: np.exp(x), "torch": lambda: torch.exp(tx),
+                               "dlarray": lambda: dlarray.exp(dx)}
+        for group, fs in work.items():
+            for peer, s in interleaved_medians(fs).items():
+                out[f"same_memory/{group}/{peer}/{label}"] = s
+
+
 def main():
     out = {}
     for label, n in SIZES:
@@ -64,6 +123,7 @@ def main():
     te = torch.from_numpy(e)
     out["add_f32_8_overhead/numpy"] = median_s(lambda: e + e)
     out["add_f32_8_overhead/torch"] = median_s(lambda: te + te)
+    same_memory(out)
     for k, v in out.items():
         print(f"{k:32} {v * 1e6:12.3f} us")
     if "--json" in sys.argv:
