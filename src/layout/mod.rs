@@ -33,6 +33,12 @@ pub struct Layout {
     shape: Dims,
     strides: Strides,
     offset: usize,
+    /// The product of `shape`, and whether the layout is row-major contiguous: functions of
+    /// the three fields above, set by `assemble` (every constructor's last step) and never
+    /// changed after. Each kernel input asks for both on every op, and the two loops were
+    /// ~4 % of an 8-element add.
+    size: usize,
+    contiguous: bool,
 }
 
 impl Clone for Layout {
@@ -43,8 +49,26 @@ impl Clone for Layout {
             shape: SmallVec::from_slice(&self.shape),
             strides: SmallVec::from_slice(&self.strides),
             offset: self.offset,
+            size: self.size,
+            contiguous: self.contiguous,
         }
     }
+}
+
+/// Row-major contiguous, ignoring the strides of size-1 axes (an empty layout is).
+fn row_major(shape: &[usize], strides: &[isize], size: usize) -> bool {
+    let mut acc = 1isize;
+    for (&d, &s) in shape.iter().zip(strides.iter()).rev() {
+        if d == 1 {
+            continue;
+        }
+        if s != acc {
+            return size == 0;
+        }
+        // No overflow: the product of the non-zero axes is at most isize::MAX.
+        acc = acc.wrapping_mul(d as isize);
+    }
+    true
 }
 
 /// Range of element offsets `(shape, strides, offset)` touches, in i128 so it cannot
@@ -66,6 +90,21 @@ fn span_of(shape: &[usize], strides: &[isize], offset: usize) -> Option<Range<i1
 }
 
 impl Layout {
+    /// The layout of parts that obey the invariant, with its cached size and contiguity.
+    #[inline(always)]
+    fn assemble(shape: Dims, strides: Strides, offset: usize) -> Layout {
+        // No overflow: by the invariant, the product of the non-zero axes fits.
+        let size = shape.iter().product();
+        let contiguous = row_major(&shape, &strides, size);
+        Layout {
+            shape,
+            strides,
+            offset,
+            size,
+            contiguous,
+        }
+    }
+
     /// Checks the invariant for raw parts (shape already checked by `checked_size`).
     fn checked(shape: &[usize], strides: &[isize], offset: usize) -> Result<Layout> {
         if let Some(span) = span_of(shape, strides, offset)
@@ -76,11 +115,11 @@ impl Layout {
                  offsets {span:?}, outside 0..=isize::MAX"
             )));
         }
-        Ok(Layout {
-            shape: SmallVec::from_slice(shape),
-            strides: SmallVec::from_slice(strides),
+        Ok(Layout::assemble(
+            SmallVec::from_slice(shape),
+            SmallVec::from_slice(strides),
             offset,
-        })
+        ))
     }
 
     /// A row-major layout of `shape` at offset 0; an error when `shape` has more elements
@@ -103,6 +142,8 @@ impl Layout {
             strides,
             shape: SmallVec::from_slice(shape),
             offset: 0,
+            size: shape.iter().product(),
+            contiguous: true,
         })
     }
 
@@ -116,6 +157,8 @@ impl Layout {
             strides: contiguous_strides(shape),
             shape: SmallVec::from_slice(shape),
             offset: 0,
+            size: shape.iter().product(),
+            contiguous: true,
         }
     }
 
@@ -142,11 +185,11 @@ impl Layout {
                  elements {span:?}, outside a buffer of {buffer_len} elements"
             )));
         }
-        Ok(Layout {
-            shape: SmallVec::from_slice(shape),
-            strides: SmallVec::from_slice(strides),
+        Ok(Layout::assemble(
+            SmallVec::from_slice(shape),
+            SmallVec::from_slice(strides),
             offset,
-        })
+        ))
     }
 
     /// The extent of each axis.
@@ -166,8 +209,9 @@ impl Layout {
         self.shape.len()
     }
     /// Number of elements (cannot overflow: see the invariant).
+    #[inline(always)]
     pub fn size(&self) -> usize {
-        self.shape.iter().product()
+        self.size
     }
 
     /// Element offsets touched (`start..end`; `offset..offset` when empty).
@@ -180,19 +224,9 @@ impl Layout {
     }
 
     /// Row-major contiguous, ignoring the strides of size-1 axes.
+    #[inline(always)]
     pub fn is_contiguous(&self) -> bool {
-        let mut acc = 1isize;
-        for (&d, &s) in self.shape.iter().zip(self.strides.iter()).rev() {
-            if d == 1 {
-                continue;
-            }
-            if s != acc {
-                return self.size() == 0;
-            }
-            // No overflow: the product of the non-zero axes is at most isize::MAX.
-            acc = acc.wrapping_mul(d as isize);
-        }
-        true
+        self.contiguous
     }
 
     /// Offset of the element at `index` (which must be in range).
@@ -218,20 +252,20 @@ impl Layout {
             )));
         }
         // The same axes in another order: same size and span.
-        Ok(Layout {
-            shape: perm.iter().map(|&p| self.shape[p]).collect(),
-            strides: perm.iter().map(|&p| self.strides[p]).collect(),
-            offset: self.offset,
-        })
+        Ok(Layout::assemble(
+            perm.iter().map(|&p| self.shape[p]).collect(),
+            perm.iter().map(|&p| self.strides[p]).collect(),
+            self.offset,
+        ))
     }
 
     /// Axes reversed (matrix transpose for 2-D).
     pub fn transpose(&self) -> Layout {
-        Layout {
-            shape: self.shape.iter().rev().copied().collect(),
-            strides: self.strides.iter().rev().copied().collect(),
-            offset: self.offset,
-        }
+        Layout::assemble(
+            self.shape.iter().rev().copied().collect(),
+            self.strides.iter().rev().copied().collect(),
+            self.offset,
+        )
     }
 
     /// A basic slice; axes beyond `slices.len()` are kept whole. Any `isize` bounds and step
@@ -244,15 +278,18 @@ impl Layout {
                 self.ndim()
             )));
         }
-        let mut out = self.clone();
+        let (mut shape, mut strides): (Dims, Strides) = (
+            SmallVec::from_slice(&self.shape),
+            SmallVec::from_slice(&self.strides),
+        );
         let mut offset = self.offset as i128;
         let mut empty = self.size() == 0;
         for (k, s) in slices.iter().enumerate() {
             let (start, len, step) = s.resolve(self.shape[k])?;
-            out.shape[k] = len;
+            shape[k] = len;
             // A stride is only ever multiplied by an index below the length, so on an axis
             // of one element (where `stride * step` may not fit) the old stride serves.
-            out.strides[k] = if len > 1 {
+            strides[k] = if len > 1 {
                 self.strides[k]
                     .checked_mul(step)
                     .ok_or_else(|| Error::invalid("slice stride overflows"))?
@@ -267,12 +304,12 @@ impl Layout {
         }
         // An empty view keeps its base offset: `start` may lie past the end of the axis. A
         // non-empty one selects elements of this layout, so its offsets stay in range.
-        out.offset = if empty {
+        let offset = if empty {
             self.offset
         } else {
             usize::try_from(offset).map_err(|_| Error::invalid("slice offset overflows"))?
         };
-        Ok(out)
+        Ok(Layout::assemble(shape, strides, offset))
     }
 
     /// Broadcast to `shape` (NumPy rules): new leading axes and size-1 axes get stride 0. The
@@ -301,11 +338,11 @@ impl Layout {
             };
         }
         // Repeated axes reach no new offset; kept axes reach what they did.
-        Ok(Layout {
-            shape: SmallVec::from_slice(shape),
+        Ok(Layout::assemble(
+            SmallVec::from_slice(shape),
             strides,
-            offset: self.offset,
-        })
+            self.offset,
+        ))
     }
 
     /// A view with `shape` if the elements can be addressed without copying (NumPy's
@@ -320,11 +357,11 @@ impl Layout {
             });
         }
         if size == 0 || self.is_contiguous() {
-            return Ok(Some(Layout {
-                shape: SmallVec::from_slice(shape),
-                strides: contiguous_strides(shape),
-                offset: self.offset,
-            }));
+            return Ok(Some(Layout::assemble(
+                SmallVec::from_slice(shape),
+                contiguous_strides(shape),
+                self.offset,
+            )));
         }
         // Group old and new axes into runs of equal products; each old run must be contiguous.
         let old: Vec<(usize, isize)> = self
@@ -361,11 +398,11 @@ impl Layout {
             ni = nj;
         }
         // The same elements addressed in another grouping: the span is unchanged.
-        Ok(Some(Layout {
-            shape: SmallVec::from_slice(shape),
+        Ok(Some(Layout::assemble(
+            SmallVec::from_slice(shape),
             strides,
-            offset: self.offset,
-        }))
+            self.offset,
+        )))
     }
 
     /// The layout with `axis` removed, positioned at `index` along it.
@@ -384,12 +421,15 @@ impl Layout {
                 size: n,
             });
         }
-        let mut out = self.clone();
+        let (mut shape, mut strides): (Dims, Strides) = (
+            SmallVec::from_slice(&self.shape),
+            SmallVec::from_slice(&self.strides),
+        );
+        shape.remove(axis);
+        strides.remove(axis);
         // An element of this layout: its offset is in range.
-        out.offset = (self.offset as isize + index as isize * self.strides[axis]) as usize;
-        out.shape.remove(axis);
-        out.strides.remove(axis);
-        Ok(out)
+        let offset = (self.offset as isize + index as isize * self.strides[axis]) as usize;
+        Ok(Layout::assemble(shape, strides, offset))
     }
 
     /// The same shape and strides at another base offset (when a sub-buffer is re-based).

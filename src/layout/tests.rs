@@ -90,3 +90,88 @@ fn sizes_beyond_isize_are_errors() {
     assert!(one.with_offset(usize::MAX).is_err());
     assert!(one.select(0, 1).is_err());
 }
+
+/// Every element's offset in row-major order of the index.
+fn offsets(l: &Layout) -> Vec<usize> {
+    let n: usize = l.shape().iter().product();
+    let mut idx = vec![0usize; l.ndim()];
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(l.offset_of(&idx));
+        for k in (0..idx.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < l.shape()[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    out
+}
+
+/// The cached size and contiguity against their definitions: the product of the shape, and
+/// offsets that run `offset, offset + 1, ..` in row-major order (an empty layout counts).
+fn assert_cache_holds(l: &Layout, what: &str) {
+    let offs = offsets(l);
+    assert_eq!(l.size(), offs.len(), "{what}: size of {l:?}");
+    let row_major = offs.iter().enumerate().all(|(i, &o)| o == l.offset() + i);
+    assert_eq!(l.is_contiguous(), row_major, "{what}: contiguity of {l:?}");
+}
+
+#[test]
+fn cached_size_and_contiguity_hold_after_every_constructor() {
+    for shape in [
+        &[][..],
+        &[0],
+        &[1],
+        &[5],
+        &[2, 3],
+        &[3, 1, 4],
+        &[2, 0, 3],
+        &[1, 1],
+    ] {
+        let base = Layout::contiguous(shape).unwrap();
+        assert_cache_holds(&base, "contiguous");
+        assert_cache_holds(&Layout::contiguous_valid(shape), "contiguous_valid");
+        assert_cache_holds(&base.transpose(), "transpose");
+        let rev: Vec<usize> = (0..shape.len()).rev().collect();
+        assert_cache_holds(&base.permute(&rev).unwrap(), "permute");
+        let mut wide = vec![2];
+        wide.extend_from_slice(shape);
+        assert_cache_holds(&base.broadcast_to(&wide).unwrap(), "broadcast_to");
+        assert_cache_holds(&base.with_offset(3).unwrap(), "with_offset");
+        if let Some(r) = base.transpose().reshape(&[base.size()]).unwrap() {
+            assert_cache_holds(&r, "reshape");
+        }
+        for s in [
+            Slice::with_step(0, 2, 1),
+            Slice::reversed(),
+            Slice::with_step(1, 9, 2),
+        ] {
+            if !shape.is_empty() {
+                let v = base.slice(&[s]).unwrap();
+                assert_cache_holds(&v, "slice");
+                assert_cache_holds(&v.transpose(), "slice then transpose");
+                if v.shape()[0] > 0 {
+                    assert_cache_holds(&v.select(0, 0).unwrap(), "select");
+                }
+            }
+        }
+        if shape.len() > 1 && shape[1] > 0 {
+            assert_cache_holds(&base.select(1, 0).unwrap(), "select of an inner axis");
+        }
+    }
+    // Strides from outside, contiguous or not, with size-1 axes whose stride is anything.
+    for (shape, strides) in [
+        (&[2, 3][..], &[3, 1][..]),
+        (&[2, 3], &[1, 2]),
+        (&[1, 4], &[99, 1]),
+        (&[4, 1], &[1, 7]),
+        (&[3], &[0]),
+        (&[2, 2], &[2, -1]),
+    ] {
+        let off = 1;
+        let l = Layout::from_parts(shape, strides, off, 64).unwrap();
+        assert_cache_holds(&l, "from_parts");
+    }
+}
