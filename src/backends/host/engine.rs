@@ -1,6 +1,7 @@
 //! The loops every host kernel shares: splitting work over a device's threads and walking
 //! strided operands in long inner runs.
 
+use super::mid_band::Choice;
 use super::simd::wide;
 use super::view::View;
 use super::{HostBuffer, HostDevice};
@@ -10,11 +11,13 @@ use std::mem::MaybeUninit;
 use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Instant;
 
-/// From this many bytes of traffic (read plus written) a kernel always splits over the
-/// device's threads; below, waking a sleeping helper costs more than the work saved (see
-/// `mid_min_bytes` for when it splits anyway). `DLARRAY_PAR_MIN_BYTES` overrides it (read
-/// once), to find the break-even on another machine.
+/// From this many bytes of traffic (read plus written) a kernel may split over the
+/// device's threads even when its helpers sleep; below, waking a sleeping helper costs more
+/// than the work saved. Around it the device learns which way pays, and from
+/// `mid_max_bytes` on always splits (see `mid_min_bytes`). `DLARRAY_PAR_MIN_BYTES`
+/// overrides it (read once), to move the band on another machine.
 const PAR_MIN_BYTES: usize = 1 << 19;
 
 /// The threshold in bytes, `PAR_MIN_BYTES` unless overridden.
@@ -140,14 +143,21 @@ impl Shared {
     }
 }
 
-/// From a quarter of the `par_min_bytes` threshold (128 KiB by default) up to it, a kernel
-/// splits over the device's threads only when its helpers are awake or ops of this size
-/// come in a loop (`Helpers::ready_for_mid_work`): with a helper already polling, a
-/// 16K-element float32 add took 1.7 µs against 2.1 µs alone, and a 32K one 2.7 µs against
-/// 4.4 µs; waking a sleeping helper for it cost more than it saved (3.6 µs on average at
-/// 16K), and a 16K-element sum (64 KiB) gained nothing.
+/// From a quarter of the `par_min_bytes` threshold (128 KiB by default) up to four times it,
+/// the device learns whether splitting pays (`mid_band`): its gain there changes with the
+/// machine of the moment. Below `par_min_bytes` a kernel considers splitting only when its
+/// helpers are awake or ops of this size come in a loop (`Helpers::ready_for_mid_work`):
+/// waking a sleeping helper for it cost more than it saved (3.6 µs on average at 16K
+/// elements of float32 add), and a 16K-element sum (64 KiB) gained nothing.
 fn mid_min_bytes() -> usize {
     par_min_bytes() / 4
+}
+
+/// Where the learned band ends: from here on splitting always paid (a 256K-element float32
+/// add, 3 MiB, took 22 to 24 µs split against 35 to 37 µs alone on the guest where 16K ones
+/// were faster alone).
+fn mid_max_bytes() -> usize {
+    par_min_bytes().saturating_mul(4)
 }
 
 /// The least traffic a chunk carries: below it, taking a chunk (an atomic on a line both
@@ -162,16 +172,33 @@ pub(crate) struct Split {
     pub chunk: usize,
     /// Whether the helpers take chunks too (else the caller runs them all).
     pub helpers: bool,
+    /// For a mid-size op, the device's choice, whose time `timed` reports back.
+    learn: Option<Choice>,
+    traffic: usize,
 }
 
 impl Split {
     /// Runs `f(0)`, .., `f(chunks - 1)`: on the device's threads, or on the caller.
     pub(crate) fn run(self, dev: &HostDevice, chunks: usize, f: &(dyn Fn(usize) + Sync)) {
-        if self.helpers {
-            par_for(dev, chunks, f);
-        } else {
-            (0..chunks).for_each(f);
-        }
+        self.timed(dev, || {
+            if self.helpers {
+                par_for(dev, chunks, f);
+            } else {
+                (0..chunks).for_each(f);
+            }
+        });
+    }
+
+    /// Runs `work`, this split's execution (shared or alone, as `helpers` says); for a
+    /// mid-size op, tells the device how long it took (see `mid_band`).
+    pub(crate) fn timed<R>(self, dev: &HostDevice, work: impl FnOnce() -> R) -> R {
+        let Some(choice) = self.learn else {
+            return work();
+        };
+        let start = Instant::now();
+        let r = work();
+        dev.mid_band().record(choice, self.traffic, start.elapsed());
+        r
     }
 }
 
@@ -185,9 +212,14 @@ pub(crate) fn split(dev: &HostDevice, n: usize, bytes: usize) -> Option<Split> {
     if threads <= 1 || traffic < mid_min_bytes() {
         return None;
     }
+    let learn = (traffic < mid_max_bytes()
+        && (traffic >= par_min_bytes() || dev.helpers_ready_for_mid_work()))
+    .then(|| dev.mid_band().choose(traffic, mid_min_bytes()));
     Some(Split {
         chunk: (n / (threads * 4)).max(MIN_CHUNK_BYTES / bytes).max(1),
-        helpers: traffic >= par_min_bytes() || dev.helpers_ready_for_mid_work(),
+        helpers: learn.map_or(traffic >= par_min_bytes(), |c| c.split),
+        learn,
+        traffic,
     })
 }
 
@@ -199,19 +231,20 @@ pub(crate) fn par_ranges(
     bytes: usize,
     f: impl Fn(Range<usize>) + Sync,
 ) {
-    let Some(Split {
-        chunk,
-        helpers: true,
-    }) = split(dev, n, bytes)
-    else {
-        // Elementwise results do not depend on the chunks: one run on the caller.
+    let Some(sp) = split(dev, n, bytes) else {
         f(0..n);
         return;
     };
-    // Multiples of 64 keep chunks cache-line aligned.
-    let chunk = chunk.next_multiple_of(64);
-    par_for(dev, n.div_ceil(chunk), &|c| {
-        f(c * chunk..((c + 1) * chunk).min(n))
+    sp.timed(dev, || {
+        if !sp.helpers {
+            // Elementwise results do not depend on the chunks: one run on the caller.
+            return f(0..n);
+        }
+        // Multiples of 64 keep chunks cache-line aligned.
+        let chunk = sp.chunk.next_multiple_of(64);
+        par_for(dev, n.div_ceil(chunk), &|c| {
+            f(c * chunk..((c + 1) * chunk).min(n))
+        });
     });
 }
 
@@ -477,7 +510,7 @@ pub(crate) fn par_memcpy(dev: &HostDevice, src: *const u8, dst: *mut u8, len: us
 #[cfg(test)]
 mod tests {
     use super::{SMALL_RUN, VECTOR_ALIGN, aligned_head, matching_shift, mid_min_bytes};
-    use super::{par_min_bytes, split};
+    use super::{mid_max_bytes, par_min_bytes, split};
     use crate::backends::host::HostBackend;
 
     fn backend(threads: usize) -> HostBackend {
@@ -509,10 +542,12 @@ mod tests {
                 "a loop of mid-size ops uses the helpers"
             );
         }
-        // From `par_min_bytes` on, always split, in at least 32 KiB chunks.
+        // From `par_min_bytes` on, the helpers' state does not matter; a size not measured
+        // yet splits first (in at least 32 KiB chunks), and from `mid_max_bytes` on always.
         let large = split(dev, par_min_bytes() / 4, 4).unwrap();
         assert!(large.helpers);
         assert!(large.chunk * 4 >= 1 << 15);
+        assert!(split(dev, mid_max_bytes() / 4, 4).unwrap().helpers);
         // Sizes whose byte count overflows still split (no panic).
         assert!(split(dev, usize::MAX, 16).unwrap().helpers);
     }

@@ -16,6 +16,7 @@ mod gemm_avx2;
 mod helpers;
 mod math;
 mod matmul;
+mod mid_band;
 mod random;
 mod reduce;
 mod simd;
@@ -66,6 +67,8 @@ pub(crate) struct HostDevice {
     pool: rayon::ThreadPool,
     /// Help `par_for` callers, which compute too (see `helpers`).
     helpers: helpers::Helpers,
+    /// Whether mid-size ops pay for the helpers here (see `mid_band`).
+    mid_band: mid_band::MidBand,
     memory: Vec<(MemoryKind, Arc<HostPool>)>,
 }
 
@@ -117,6 +120,10 @@ impl HostDevice {
     /// CPUs than the caller's first) and returns at once, with how many were queued.
     pub(crate) fn help(&self, n: usize, make: &mut dyn FnMut() -> helpers::Job) -> usize {
         self.helpers.post(n, make)
+    }
+
+    pub(crate) fn mid_band(&self) -> &mid_band::MidBand {
+        &self.mid_band
     }
 
     /// See `Helpers::ready_for_mid_work`.
@@ -214,6 +221,7 @@ impl HostBackend {
                 threads,
                 pool,
                 helpers,
+                mid_band: Default::default(),
                 memory,
             });
         }

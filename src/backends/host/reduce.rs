@@ -1,7 +1,7 @@
 //! Reductions over axes: sum (f16/bf16 accumulate in f32), max and min (NaN propagates;
 //! on bool they are any/all).
 
-use super::engine::{SendPtr, Split, alloc_out, out_ptr, out_slice, par_for, split};
+use super::engine::{SendPtr, alloc_out, out_ptr, out_slice, par_for, split};
 use super::math::{Arith, Real, dispatch, dispatch_arith};
 use super::simd::{self, wide};
 use super::view::View;
@@ -490,16 +490,17 @@ fn run<T: Element, R: Reducer<T>>(
     // Parallel over outputs, split by the traffic each reads. Outputs are independent, so
     // how they are chunked changes no bits.
     let per_output = inner.len.max(1).saturating_mul(size_of::<T>());
-    if let Some(Split {
-        chunk,
-        helpers: true,
-    }) = split(dev, m, per_output)
-    {
-        par_for(dev, m.div_ceil(chunk), &|c| {
-            work(c * chunk..((c + 1) * chunk).min(m))
-        });
-        return Ok(out);
+    match split(dev, m, per_output) {
+        Some(sp) => sp.timed(dev, || {
+            if sp.helpers {
+                par_for(dev, m.div_ceil(sp.chunk), &|c| {
+                    work(sp.chunk * c..(sp.chunk * (c + 1)).min(m))
+                });
+            } else {
+                work(0..m);
+            }
+        }),
+        None => work(0..m),
     }
-    work(0..m);
     Ok(out)
 }

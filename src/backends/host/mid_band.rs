@@ -1,0 +1,215 @@
+//! Whether mid-size ops pay for splitting over the helpers, learned per device from their
+//! own timings.
+//!
+//! Why learn it: in the mid band (`engine::split`, 128 KiB to 2 MiB of traffic) the gain
+//! depends on the machine of the moment, not on the op. On one sitting of the 2-core
+//! virtual machine of `docs/benchmarks.md` a 16K-element float32 add took 1.7 µs split
+//! against 2.1 µs alone; on another (same binary, a restarted guest) it took 2.1 to 4.6 µs
+//! split against 1.8 to 2.4 µs alone, and a 64K one (768 KiB) 9.2 to 10 µs split against
+//! 7.5 to 9.1 µs alone in one minute and 5.3 to 7.9 µs against 7.9 to 10.3 µs the next.
+//! A fixed threshold is wrong on one of them.
+//!
+//! So each device keeps, per octave of the band, a moving average of the femtoseconds per
+//! byte each way took, runs the cheaper way, and now and then (one op in 256) a short
+//! stretch of ops timed: a few the way in use, then a few the other way, so both figures
+//! follow the machine. Ops outside the stretches read no clock (a read costs ~35 ns here,
+//! 2 % of a 16K-element add). Chunks are set by the size alone (`Split::chunk`),
+//! so which way ran never changes a result's bits.
+//!
+//! Stretches, not single ops: an op reads what the previous one wrote, from the cache of the
+//! thread that wrote it. The first op after a change of way pays for the move of that data,
+//! which ops in a row of one way do not; it is not counted. The way in use goes first and
+//! stretches are rare because a helper that ran a job polls for a while after it
+//! (`helpers::spin_window`), and a polling sibling slows the caller's own work (by 12 % on
+//! this 2-vCPU guest): timing "alone" right after split ops would charge it for that.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Octaves of the band (128-256 KiB, .., 1-2 MiB), each learned apart: the larger an op,
+/// the more splitting pays.
+const OCTAVES: usize = 4;
+
+/// One op in `1 << EXPLORE_SHIFT` starts a stretch.
+const EXPLORE_SHIFT: u32 = 8;
+
+/// Ops in each half of a stretch: the way in use first, then the other way. The first op
+/// of each half is not counted.
+const HALF: u32 = 4;
+
+/// How a mid-size op runs, and whether its time counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Choice {
+    pub split: bool,
+    /// The octave whose figures its time updates, `None` when it does not count.
+    pub octave: Option<usize>,
+}
+
+/// A device's learned figures for the mid band.
+#[derive(Default)]
+pub(crate) struct MidBand {
+    /// Per octave, `[alone, split]`: a moving average of femtoseconds per byte, 0 when not
+    /// measured yet. Relaxed atomics: a race loses a sample, which a heuristic can afford.
+    cost: [[AtomicU64; 2]; OCTAVES],
+    /// Mid-size ops outside stretches so far, to spread the stretches (see `explores`).
+    ops: AtomicU64,
+    /// Ops left in the current stretch, per octave.
+    stretch: [AtomicU32; OCTAVES],
+}
+
+impl MidBand {
+    /// How an op with `traffic` bytes, `band_min` the band's lower end, should run.
+    pub(crate) fn choose(&self, traffic: usize, band_min: usize) -> Choice {
+        let octave = octave(traffic, band_min);
+        let [alone, split] = self.cost[octave].each_ref().map(|c| c.load(Ordering::Relaxed));
+        // Measure a way never measured before comparing.
+        if split == 0 {
+            return Choice {
+                split: true,
+                octave: Some(octave),
+            };
+        }
+        if alone == 0 {
+            return Choice {
+                split: false,
+                octave: Some(octave),
+            };
+        }
+        let best = split < alone;
+        // Only stretches are timed: outside them an op pays no clock reads.
+        let left = &self.stretch[octave];
+        let mut n = left.load(Ordering::Relaxed);
+        if n == 0 {
+            if !explores(self.ops.fetch_add(1, Ordering::Relaxed)) {
+                return Choice {
+                    split: best,
+                    octave: None,
+                };
+            }
+            n = 2 * HALF;
+        }
+        left.store(n - 1, Ordering::Relaxed);
+        Choice {
+            split: (n <= HALF) != best,
+            octave: (n != 2 * HALF && n != HALF).then_some(octave),
+        }
+    }
+
+    /// Counts an op that ran as `choice` said, moving `traffic` bytes in `took`.
+    pub(crate) fn record(&self, choice: Choice, traffic: usize, took: Duration) {
+        let Some(octave) = choice.octave else {
+            return;
+        };
+        let fs = took.as_nanos().saturating_mul(1_000_000) / traffic.max(1) as u128;
+        let sample = u64::try_from(fs).unwrap_or(u64::MAX).max(1);
+        let cell = &self.cost[octave][usize::from(choice.split)];
+        let old = cell.load(Ordering::Relaxed);
+        let new = if old == 0 {
+            sample
+        } else {
+            // A thread preempted mid-op takes 100x as long: bound what one sample moves.
+            let sample = sample.clamp(old / 2, old.saturating_mul(2));
+            old - old / 8 + sample / 8
+        };
+        cell.store(new, Ordering::Relaxed);
+    }
+}
+
+/// Which octave of the band `traffic` falls in.
+fn octave(traffic: usize, band_min: usize) -> usize {
+    let ratio = traffic / band_min.max(1);
+    (ratio.max(1).ilog2() as usize).min(OCTAVES - 1)
+}
+
+/// Whether the `k`th mid-size op starts a stretch: one in `1 << EXPLORE_SHIFT`, spread by
+/// a Weyl sequence rather than every so many ops, so that a loop whose length divides that
+/// count does not always explore with the same op.
+fn explores(k: u64) -> bool {
+    k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - EXPLORE_SHIFT) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: usize = 128 << 10;
+
+    fn feed(band: &MidBand, traffic: usize, alone_ns: u64, split_ns: u64, ops: usize) -> usize {
+        let mut splits = 0;
+        for _ in 0..ops {
+            let c = band.choose(traffic, MIN);
+            splits += usize::from(c.split);
+            let ns = if c.split { split_ns } else { alone_ns };
+            band.record(c, traffic, Duration::from_nanos(ns));
+        }
+        splits
+    }
+
+    #[test]
+    fn each_way_is_measured_first_then_the_cheaper_one_runs_with_stretches_of_the_other() {
+        let band = MidBand::default();
+        let first = band.choose(MIN, MIN);
+        assert!(first.split && first.octave == Some(0), "{first:?}");
+        band.record(first, MIN, Duration::from_nanos(3000));
+        let second = band.choose(MIN, MIN);
+        assert!(!second.split, "alone is measured next");
+        band.record(second, MIN, Duration::from_nanos(2000));
+        // Alone is cheaper: most ops run alone, a few in stretches split.
+        let splits = feed(&band, MIN, 2000, 3000, 6400);
+        assert!((50..=250).contains(&splits), "{splits} of 6400 split");
+        // The machine changes: splitting gets cheaper, and the stretches find out.
+        feed(&band, MIN, 2000, 1000, 2000);
+        let splits = feed(&band, MIN, 2000, 1000, 6400);
+        assert!(splits > 5600, "{splits} of 6400 split");
+    }
+
+    #[test]
+    fn the_first_op_of_a_stretch_does_not_count_and_octaves_learn_apart() {
+        let band = MidBand::default();
+        feed(&band, MIN, 2000, 3000, 2);
+        let mut seen = Vec::new();
+        for _ in 0..2000 {
+            let c = band.choose(MIN, MIN);
+            seen.push(c);
+            band.record(c, MIN, Duration::from_nanos(if c.split { 3000 } else { 2000 }));
+        }
+        // A stretch: the way in use, then the other way, the first op of each not counted.
+        let h = HALF as usize;
+        let first = seen.iter().position(|c| c.split).expect("a stretch");
+        assert!(first >= h, "{:?}", &seen[..first]);
+        let stretch = &seen[first - h..first + h];
+        let (usual, other) = stretch.split_at(h);
+        assert!(usual.iter().all(|c| !c.split) && other.iter().all(|c| c.split));
+        for half in [usual, other] {
+            assert_eq!(half[0].octave, None, "{stretch:?}");
+            assert!(half[1..].iter().all(|c| c.octave == Some(0)), "{stretch:?}");
+        }
+        // Outside stretches: the way in use, untimed.
+        let after = &seen[first + h..];
+        let next = after.iter().position(|c| c.octave.is_some()).expect("another stretch");
+        assert!(next > 64, "stretches are rare: the next starts {next} ops later");
+        assert!(after[..next - 1].iter().all(|c| *c == Choice { split: false, octave: None }));
+        // The upper octave has measured nothing yet: it starts with the split.
+        assert_eq!(band.choose(3 * MIN, MIN).octave, Some(1));
+        assert!(band.choose(3 * MIN, MIN).split);
+        assert_eq!(octave(usize::MAX, MIN), OCTAVES - 1);
+        assert_eq!(octave(0, MIN), 0);
+    }
+
+    #[test]
+    fn one_preempted_op_moves_the_figure_only_so_far() {
+        let band = MidBand::default();
+        let c = Choice {
+            split: true,
+            octave: Some(0),
+        };
+        band.record(c, MIN, Duration::from_nanos(1000));
+        let before = band.cost[0][1].load(Ordering::Relaxed);
+        band.record(c, MIN, Duration::from_millis(5));
+        let after = band.cost[0][1].load(Ordering::Relaxed);
+        assert!(after <= before + before / 8 + 1, "{before} -> {after}");
+        // Zero traffic or time cannot divide by zero or store the "unmeasured" 0.
+        band.record(c, 0, Duration::ZERO);
+        assert!(band.cost[0][1].load(Ordering::Relaxed) > 0);
+    }
+}
