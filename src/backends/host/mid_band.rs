@@ -61,7 +61,9 @@ impl MidBand {
     /// How an op with `traffic` bytes, `band_min` the band's lower end, should run.
     pub(crate) fn choose(&self, traffic: usize, band_min: usize) -> Choice {
         let octave = octave(traffic, band_min);
-        let [alone, split] = self.cost[octave].each_ref().map(|c| c.load(Ordering::Relaxed));
+        let [alone, split] = self.cost[octave]
+            .each_ref()
+            .map(|c| c.load(Ordering::Relaxed));
         // Measure a way never measured before comparing.
         if split == 0 {
             return Choice {
@@ -171,7 +173,11 @@ mod tests {
         for _ in 0..2000 {
             let c = band.choose(MIN, MIN);
             seen.push(c);
-            band.record(c, MIN, Duration::from_nanos(if c.split { 3000 } else { 2000 }));
+            band.record(
+                c,
+                MIN,
+                Duration::from_nanos(if c.split { 3000 } else { 2000 }),
+            );
         }
         // A stretch: the way in use, then the other way, the first op of each not counted.
         let h = HALF as usize;
@@ -186,9 +192,19 @@ mod tests {
         }
         // Outside stretches: the way in use, untimed.
         let after = &seen[first + h..];
-        let next = after.iter().position(|c| c.octave.is_some()).expect("another stretch");
-        assert!(next > 64, "stretches are rare: the next starts {next} ops later");
-        assert!(after[..next - 1].iter().all(|c| *c == Choice { split: false, octave: None }));
+        let next = after
+            .iter()
+            .position(|c| c.octave.is_some())
+            .expect("another stretch");
+        assert!(
+            next > 64,
+            "stretches are rare: the next starts {next} ops later"
+        );
+        assert!(after[..next - 1].iter().all(|c| *c
+            == Choice {
+                split: false,
+                octave: None
+            }));
         // The upper octave has measured nothing yet: it starts with the split.
         assert_eq!(band.choose(3 * MIN, MIN).octave, Some(1));
         assert!(band.choose(3 * MIN, MIN).split);
