@@ -203,6 +203,15 @@ impl PyArray {
             .collect()
     }
 
+    /// Waits until the work producing this array (on every device holding a shard) is done
+    /// and returns the array, as JAX's `block_until_ready`; an asynchronous error of that
+    /// work is raised here. Timings of device work need it.
+    fn block_until_ready(slf: PyRef<'_, Self>, py: Python<'_>) -> PyResult<Py<Self>> {
+        let a = slf.0.clone();
+        py.detach(|| a.block_until_ready()).map_err(to_py)?;
+        Ok(slf.into())
+    }
+
     fn unsafe_buffer_pointer(&self) -> PyResult<usize> {
         self.0.unsafe_buffer_pointer().map_err(to_py)
     }
