@@ -56,8 +56,14 @@ print(":".join(d for p in site.getsitepackages() for d in glob.glob(p + "/nvidia
   timeout 60 .devbin/dlarray devices
   echo "devices: rc=$?"
   echo "== CUDA tests ($((SECONDS - start)) s)"
-  DLARRAY_REQUIRE=cpu,cuda timeout 180 .devbin/gpu_cuda --ignored --test-threads=1
-  echo "cuda tests: rc=$?"
+  # One process per test, each with its own limit and its progress on stderr: a hang names
+  # the test and the op.
+  local t
+  for t in pinned_memory_dlpack_and_moves random_draws_and_bitwise_ops_match_the_cpu \
+    elementwise_reductions_casts_and_matmul_match_the_cpu; do
+    DLARRAY_REQUIRE=cpu,cuda timeout 60 .devbin/gpu_cuda --ignored --exact "$t" --nocapture
+    echo "cuda test $t: rc=$?"
+  done
   echo "== dlarray bench on cuda:0 ($((SECONDS - start)) s)"
   timeout 120 .devbin/dlarray bench --backends cuda --ops h2d,d2h,dlpack_export,dlpack_import,add,sum,exp,cast \
     --sizes 8,64K,1M,16M,256M --samples 5 --json "$out/bench-cuda.json"
@@ -74,7 +80,7 @@ print(":".join(d for p in site.getsitepackages() for d in glob.glob(p + "/nvidia
   timeout 120 python3 scripts/gpu_bench.py "$out/gpu-bench.json"
   echo "python bench: rc=$?"
   echo "== summary ($((SECONDS - start)) s)"
-  grep -E '^(test result|devices: rc|cuda tests: rc|bench|python (checks|bench): rc|FAIL|RATIO|[0-9]+ failed)' "$out/gpu-check.log"
+  grep -E '^(test result|devices: rc|cuda test |bench|python (checks|bench): rc|FAIL|RATIO|[0-9]+ failed)' "$out/gpu-check.log"
 }
 
 case "${1:-}" in

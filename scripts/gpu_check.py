@@ -132,6 +132,23 @@ def torch_checks():
 
     check("torch -> dlarray (matmul, add) -> torch", through_both)
 
+    def matmul_like_torch(dt, batch, transposed):
+        # cuBLAS's path for these (batched, transposed views); f32 without TF32.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        x = torch.randn(batch, 192, 128, device="cuda").to(dt)
+        y = torch.randn(batch, 128, 160, device="cuda").to(dt)
+        if transposed:
+            x = x.transpose(1, 2).contiguous().transpose(1, 2)
+        got = torch.from_dlpack(dlarray.from_dlpack(x) @ dlarray.from_dlpack(y)).float()
+        want = (x @ y).float()
+        err = float((got - want).abs().max() / want.abs().max())
+        return err < (2e-2 if dt != torch.float32 else 1e-5), f"relative error {err:.2e}"
+
+    for dt in (torch.float32, torch.bfloat16, torch.float16):
+        for batch, tr in ((1, False), (3, True)):
+            check(f"matmul {dt} batch {batch} transposed {tr} vs torch",
+                  lambda dt=dt, batch=batch, tr=tr: matmul_like_torch(dt, batch, tr))
+
     def no_leak():
         torch.cuda.synchronize()
         before = torch.cuda.memory_allocated()

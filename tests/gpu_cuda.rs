@@ -42,6 +42,8 @@ fn elementwise_reductions_casts_and_matmul_match_the_cpu() {
         let x = host(dt, 1 << 16).reshape(&[256, 256]).unwrap();
         let g = x.to_device(&d).unwrap();
         let check = |gpu: Array, cpu: Array, what: &str| {
+            // Progress on stderr (`--nocapture`): a hang on the GPU shows where it is.
+            eprintln!("  {dt} {what}");
             let (a, b) = (values(&gpu), values(&cpu));
             assert_eq!(a.len(), b.len(), "{what}");
             for (i, (p, q)) in a.iter().zip(&b).enumerate() {
@@ -81,6 +83,7 @@ fn elementwise_reductions_casts_and_matmul_match_the_cpu() {
         }
     }
     // A long f32 sum (two passes) against f64 on the host.
+    eprintln!("  f32 long sum");
     let x = host(DType::F32, 1 << 24);
     let s = values(&x.to_device(&d).unwrap().sum(vec![0]).unwrap())[0];
     let want: f64 = values(&x).iter().sum();

@@ -2,6 +2,7 @@
 //! `result`) and NVRTC. Every call makes the device's primary context current first (the
 //! context PyTorch and CuPy use too), since drops arrive on any thread.
 
+use super::cublas::Cublas;
 use super::result::check;
 use super::sys::{self, CUcontext, CUdevice, CUmodule, Lib, attr};
 use crate::backends::gpu::nvrtc::Nvrtc;
@@ -13,7 +14,7 @@ use crate::dlpack::ffi::DLDeviceType;
 use crate::dlpack::stream::StreamConvention;
 use std::ffi::{CString, c_int, c_void};
 use std::ptr::NonNull;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 struct Dev {
     device: CUdevice,
@@ -33,6 +34,10 @@ pub struct CudaDriver {
     /// `cuDriverGetVersion`: 12080 for 12.8.
     version: i32,
     modules: Mutex<Vec<(usize, CUmodule)>>,
+    /// cuBLAS, loaded at the first matmul.
+    cublas: OnceLock<Result<Cublas, String>>,
+    /// Per device: its cuBLAS handle (an address), or why none could be made.
+    blas_handles: Mutex<Vec<Option<Result<usize, String>>>>,
 }
 
 // SAFETY: CUDA contexts, modules and the driver's function table may be used from any
@@ -132,6 +137,8 @@ impl CudaDriver {
                 devices,
                 version,
                 modules: Mutex::new(Vec::new()),
+                cublas: OnceLock::new(),
+                blas_handles: Mutex::new(Vec::new()),
             })
         }
     }
@@ -390,6 +397,37 @@ impl Driver for CudaDriver {
                 std::ptr::null_mut(),
             )
         })
+    }
+    unsafe fn gemm(
+        &self,
+        device: usize,
+        stream: StreamHandle,
+        g: &crate::backends::gpu::blas::Gemm,
+    ) -> Option<DriverResult<()>> {
+        let blas = self
+            .cublas
+            .get_or_init(|| match std::env::var("DLARRAY_CUDA_BLAS").as_deref() {
+                // The generated kernel for every matmul: A/B runs against cuBLAS.
+                Ok("0") => Err("disabled by DLARRAY_CUDA_BLAS=0".into()),
+                _ => Cublas::load(),
+            })
+            .as_ref()
+            .ok()?;
+        if let Err(e) = self.dev(device, "cublasGemmStridedBatchedEx") {
+            return Some(Err(e));
+        }
+        // Held across the call: a handle is not to be used by two threads at once.
+        let mut handles = self.blas_handles.lock().unwrap_or_else(|e| e.into_inner());
+        if handles.len() < self.devices.len() {
+            handles.resize(self.devices.len(), None);
+        }
+        let handle = match handles[device].get_or_insert_with(|| blas.create()) {
+            Ok(h) => *h,
+            Err(_) => return None,
+        };
+        // SAFETY: the handle was made in this device's context, which `dev` made current,
+        // and the lock keeps other threads off it; the caller's contract for the memory.
+        Some(unsafe { blas.gemm(handle, stream.0, g) })
     }
     fn device_of_pointer(&self, ptr: u64) -> Option<usize> {
         self.dev(0, "cuPointerGetAttribute").ok()?;

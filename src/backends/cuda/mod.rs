@@ -20,10 +20,15 @@
 //! # Where the libraries are found
 //! The driver: `DLARRAY_CUDA_DRIVER`, else `libcuda.so.1` on the loader's path. NVRTC: see
 //! `gpu::nvrtc` (`DLARRAY_NVRTC`, `DLARRAY_CUDA_LIBS`, `CUDA_PATH`, `/usr/local/cuda`, the
-//! active venv's `nvidia` wheels).
+//! active venv's `nvidia` wheels). cuBLAS (`libcublas.so.13`/`.12`): the same folders, at the
+//! first matmul; without it the generated tiled kernel multiplies.
+//! - Matmul: cuBLAS's strided-batched GEMM for f16, bf16, f32 (no TF32), f64 and complex
+//!   operands whose matrices are row- or column-major with one batch stride
+//!   (`gpu::blas`); the generated kernel for every other dtype and layout.
 
 #![warn(missing_docs)]
 
+mod cublas;
 mod driver;
 mod result;
 mod sys;

@@ -204,4 +204,21 @@ pub trait Driver: Send + Sync + 'static {
     /// The device (backend index) owning device address `ptr`, if the runtime knows it
     /// (CUDA's `cuPointerGetAttribute(DEVICE_ORDINAL)`): checks imported DLPack pointers.
     fn device_of_pointer(&self, ptr: u64) -> Option<usize>;
+
+    /// Queues `gemm` (column-major, strided-batched: cuBLAS's `cublasGemmStridedBatchedEx`)
+    /// on `stream` through the runtime's BLAS library. `None` when the driver has no BLAS
+    /// for it (no library found, or a dtype it lacks): the generated matmul kernel runs
+    /// instead. f32 is computed in f32 (never TF32), f16 and bf16 accumulate in f32.
+    ///
+    /// # Safety
+    /// The operands and the output must be valid for every element the descriptor
+    /// addresses until the queued work has run.
+    unsafe fn gemm(
+        &self,
+        _device: usize,
+        _stream: StreamHandle,
+        _gemm: &super::blas::Gemm,
+    ) -> Option<DriverResult<()>> {
+        None
+    }
 }

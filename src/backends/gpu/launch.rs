@@ -6,7 +6,7 @@ use super::codegen::{self, ops};
 use super::device::DeviceState;
 use super::driver::{Driver, KernelArg, LaunchDims};
 use super::kernel::{KernelSpec, MapOp};
-use super::params::{BLOCK, MapParams, MatmulParams, ReduceParams, TILE, blocks_for};
+use super::params::{BLOCK, MapParams, MatmulParams, ReduceParams, TILE, UNROLL, blocks_for};
 use super::transfer::{alloc, finish};
 use crate::backends::{DeviceBuffer, ReduceOp, TensorRef};
 use crate::dtype::{DType, Scalar};
@@ -89,7 +89,7 @@ pub(crate) fn map<D: Driver>(
             dev,
             spec,
             op.name(),
-            grid(dev, blocks_for(p.n, u32::MAX)),
+            grid(dev, blocks_for(p.n.div_ceil(UNROLL), u32::MAX)),
             &args,
         )?;
     }
@@ -269,6 +269,15 @@ pub(crate) fn matmul<D: Driver>(
     let out = GpuBuffer::new(dev.clone(), alloc(dev, kind, bytes)?, bytes, kind, None);
     if elements == 0 {
         return finish(out);
+    }
+    if let Some(g) = super::blas::gemm_for(&p, dt, ab.unified(), bb.unified(), out.unified()) {
+        // SAFETY: the descriptor addresses the operands' elements as their layouts do and
+        // the contiguous output; the buffers outlive the queued work (drops are ordered
+        // after it).
+        if let Some(r) = unsafe { dev.driver.gemm(dev.index, dev.stream, &g) } {
+            dev.ok(r)?;
+            return finish(out);
+        }
     }
     let gx = p.n.div_ceil(TILE);
     if gx > dev.info.max_grid_x as u64 {

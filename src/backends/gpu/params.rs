@@ -7,6 +7,11 @@ use crate::layout::{Layout, coalesce};
 
 /// Elements a thread block handles (a power of two: the reduction tree halves it).
 pub(crate) const BLOCK: u32 = 256;
+/// Elements each thread of a map kernel, and each step of a reduction's loop, handles: its
+/// loads are issued together, so a warp keeps this many in flight. One load at a time left
+/// the H200 latency-bound: add f32 at 0.78x and sum f32 at 0.56x of a device copy's
+/// bandwidth (`scripts/gpu_bench.py`, 2026-12-04).
+pub(crate) const UNROLL: u64 = 4;
 /// Matmul tile edge (BLOCK = TILE * TILE threads).
 pub(crate) const TILE: u64 = 16;
 

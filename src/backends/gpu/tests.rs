@@ -778,3 +778,134 @@ fn composed_ops_concatenate_argmax_and_cumsum() {
         "where",
     );
 }
+
+#[test]
+fn matmul_goes_through_the_blas_where_layouts_allow_and_matches_the_kernel() {
+    let _g = serial();
+    let (be, devs) = fake();
+    let d = &devs[0];
+    let fd = be.driver();
+    let close = |g: &Array, c: &Array, what: &str| {
+        let (g, c) = (
+            g.to_device(&cpu()).unwrap().astype(DType::F64).unwrap(),
+            c.astype(DType::F64).unwrap(),
+        );
+        assert_eq!(g.shape(), c.shape(), "{what}");
+        for (x, y) in g
+            .to_vec::<f64>()
+            .unwrap()
+            .iter()
+            .zip(c.to_vec::<f64>().unwrap())
+        {
+            assert!(
+                (x - y).abs() <= 1e-2 * y.abs().max(1.0),
+                "{what}: {x} vs {y}"
+            );
+        }
+    };
+    let values = |n: usize, dt: DType| {
+        let v: Vec<f64> = (0..n).map(|i| ((i * 37) % 19) as f64 - 9.0).collect();
+        Array::from_vec(v, &[n]).unwrap().astype(dt).unwrap()
+    };
+    for dt in [DType::F32, DType::F64, DType::F16, DType::BF16] {
+        let a = values(2 * 5 * 3, dt).reshape(&[2, 5, 3]).unwrap();
+        let b = values(2 * 3 * 4, dt).reshape(&[2, 3, 4]).unwrap();
+        let (ga, gb) = (a.to_device(d).unwrap(), b.to_device(d).unwrap());
+        // Row-major, transposed, broadcast over the batch, and a strided slice (no BLAS).
+        let cases: Vec<(Array, Array, Array, Array, bool)> = vec![
+            (ga.clone(), gb.clone(), a.clone(), b.clone(), true),
+            (
+                gb.permute(&[0, 2, 1]).unwrap(),
+                ga.permute(&[0, 2, 1]).unwrap(),
+                b.permute(&[0, 2, 1]).unwrap(),
+                a.permute(&[0, 2, 1]).unwrap(),
+                true,
+            ),
+            (
+                ga.clone(),
+                gb.slice(&[crate::layout::Slice::new(Some(0), Some(1), 1)])
+                    .unwrap()
+                    .reshape(&[3, 4])
+                    .unwrap()
+                    .broadcast_to(&[2, 3, 4])
+                    .unwrap(),
+                a.clone(),
+                b.slice(&[crate::layout::Slice::new(Some(0), Some(1), 1)])
+                    .unwrap()
+                    .reshape(&[3, 4])
+                    .unwrap()
+                    .broadcast_to(&[2, 3, 4])
+                    .unwrap(),
+                true,
+            ),
+            (
+                ga.slice(&[
+                    crate::layout::Slice::full(),
+                    crate::layout::Slice::new(None, None, 2),
+                ])
+                .unwrap(),
+                gb.clone(),
+                a.slice(&[
+                    crate::layout::Slice::full(),
+                    crate::layout::Slice::new(None, None, 2),
+                ])
+                .unwrap(),
+                b.clone(),
+                // Every other row: still row-major, with a leading dimension of 6.
+                true,
+            ),
+            (
+                ga.slice(&[
+                    crate::layout::Slice::full(),
+                    crate::layout::Slice::full(),
+                    crate::layout::Slice::new(None, None, 2),
+                ])
+                .unwrap(),
+                gb.slice(&[
+                    crate::layout::Slice::full(),
+                    crate::layout::Slice::new(None, Some(2), 1),
+                ])
+                .unwrap(),
+                a.slice(&[
+                    crate::layout::Slice::full(),
+                    crate::layout::Slice::full(),
+                    crate::layout::Slice::new(None, None, 2),
+                ])
+                .unwrap(),
+                b.slice(&[
+                    crate::layout::Slice::full(),
+                    crate::layout::Slice::new(None, Some(2), 1),
+                ])
+                .unwrap(),
+                // Every other column: no unit stride, the generated kernel.
+                false,
+            ),
+        ];
+        for (k, (x, y, cx, cy, blas)) in cases.iter().enumerate() {
+            let what = format!("matmul {dt} case {k}");
+            let before = fd.counters().gemms_run;
+            let got = x.matmul(y).unwrap();
+            close(&got, &cx.matmul(cy).unwrap(), &what);
+            assert_eq!(fd.counters().gemms_run > before, *blas, "{what}: BLAS used");
+            // The generated kernel computes the same.
+            fd.without_blas(true);
+            let kernel = x.matmul(y);
+            fd.without_blas(false);
+            close(
+                &kernel.unwrap(),
+                &cx.matmul(cy).unwrap(),
+                &format!("{what} kernel"),
+            );
+        }
+    }
+    // Integers have no BLAS GEMM: the kernel.
+    let before = fd.counters().gemms_queued;
+    let i = values(12, DType::I32).reshape(&[3, 4]).unwrap();
+    let gi = i.to_device(d).unwrap();
+    same(
+        &gi.matmul(&gi.t().unwrap()),
+        &i.matmul(&i.t().unwrap()),
+        "int32 matmul",
+    );
+    assert_eq!(fd.counters().gemms_queued, before);
+}

@@ -34,7 +34,7 @@ pub(crate) fn alloc<D: Driver>(
             Ok(Memory::Device { ptr, class })
         }
         MemoryKind::PinnedHost => {
-            let (ptr, class) = dev.pinned.alloc(bytes).map_err(|e| dev.fail(e, bytes))?;
+            let (ptr, class) = dev.pinned_alloc(bytes)?;
             Ok(Memory::Pinned { ptr, class })
         }
         other => Err(refuse_kind(dev, other)),
@@ -61,7 +61,7 @@ pub(crate) unsafe fn upload_with<D: Driver>(
     len: usize,
     write: &mut dyn FnMut(&mut [u8]) -> Result<()>,
 ) -> Result<GpuBuffer<D>> {
-    let (staging, class) = dev.pinned.alloc(len).map_err(|e| dev.fail(e, len))?;
+    let (staging, class) = dev.pinned_alloc(len)?;
     // SAFETY: the block holds at least `len` bytes and nothing else uses it; `write`
     // initialises all of them before anyone reads.
     let slice = unsafe { std::slice::from_raw_parts_mut(staging.0.as_ptr(), len) };
@@ -154,7 +154,7 @@ pub(crate) fn download<D: Driver>(src: &GpuBuffer<D>, start: usize, dst: &mut [u
         return Ok(());
     }
     let piece = dst.len().min(STAGING_PIECE);
-    let (staging, class) = dev.pinned.alloc(piece).map_err(|e| dev.fail(e, piece))?;
+    let (staging, class) = dev.pinned_alloc(piece)?;
     let result = (|| {
         for (i, chunk) in dst.chunks_mut(piece).enumerate() {
             let from = src.unified() + (start + i * piece) as u64;

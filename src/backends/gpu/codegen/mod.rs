@@ -14,7 +14,7 @@ pub(crate) mod types;
 pub const PRELUDE: &str = types::PRELUDE;
 
 use super::kernel::{KernelSource, KernelSpec, MapOp};
-use super::params::{BLOCK, TILE};
+use super::params::{BLOCK, TILE, UNROLL};
 use crate::backends::{BinaryOp, ReduceOp, UnaryOp};
 use crate::dtype::DType;
 use std::fmt::Write;
@@ -156,9 +156,15 @@ fn map(
         "extern \"C\" __global__ void {entry}({p} p, {} *__restrict__ out{ins}) {{",
         storage(output)
     );
-    out.push_str(
+    // UNROLL elements a step, `step` apart (each coalesced), loaded before any is stored.
+    let _ = writeln!(
+        out,
         "  const u64 step = (u64)gridDim.x * blockDim.x;\n  \
-         for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += step) {\n",
+         for (u64 i0 = (u64)blockIdx.x * blockDim.x + threadIdx.x; i0 < p.n; i0 += {UNROLL} * step) {{\n  \
+         #pragma unroll\n  \
+         for (int u_ = 0; u_ < {UNROLL}; ++u_) {{\n    \
+         const u64 i = i0 + u_ * step;\n    \
+         if (i >= p.n) break;"
     );
     for k in 0..arity {
         let _ = writeln!(out, "    i64 o{k} = p.offset[{k}];");
@@ -171,7 +177,7 @@ fn map(
         .map(|(a, b)| (a.as_str(), b.as_str()))
         .collect();
     decompose(out, "i", rank, "p.shape", &t, "    ");
-    let _ = writeln!(out, "    out[i] = {value};\n  }}\n}}");
+    let _ = writeln!(out, "    out[i] = {value};\n  }}\n  }}\n}}");
     Some(())
 }
 
@@ -284,7 +290,13 @@ fn reduce(
         "    const u64 lo = c * p.chunk;\n    \
          const u64 hi = lo + p.chunk < p.m ? lo + p.chunk : p.m;\n    \
          {at} acc = {identity};\n    \
-         for (u64 t = lo + threadIdx.x; t < hi; t += blockDim.x) {{\n      \
+         for (u64 t0 = lo + threadIdx.x; t0 < hi; t0 += {UNROLL} * blockDim.x) {{\n      \
+         {at} v_[{UNROLL}];\n      \
+         #pragma unroll\n      \
+         for (int u_ = 0; u_ < {UNROLL}; ++u_) {{\n        \
+         const u64 t = t0 + u_ * blockDim.x;\n        \
+         v_[u_] = {identity};\n        \
+         if (t >= hi) continue;\n        \
          i64 o = base;"
     );
     decompose(
@@ -293,11 +305,15 @@ fn reduce(
         reduced,
         "p.rshape",
         &[("o", "p.rstride")],
-        "      ",
+        "        ",
     );
+    // The loads above are independent; combining after them keeps UNROLL in flight. Each
+    // thread still folds its elements in increasing order, as with one load a step.
     let _ = writeln!(
         out,
-        "      const {at} v = {load_acc};\n      acc = {combine};\n    }}"
+        "        v_[u_] = {load_acc};\n      }}\n      \
+         #pragma unroll\n      \
+         for (int u_ = 0; u_ < {UNROLL}; ++u_) {{ const {at} v = v_[u_]; acc = {combine}; }}\n    }}"
     );
     // Shared memory down to one warp, then shuffles within it.
     let tree = ops::reduce_combine(op, acc, "sh[threadIdx.x]", "sh[threadIdx.x + s]");

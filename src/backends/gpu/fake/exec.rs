@@ -311,3 +311,47 @@ pub(super) fn run(s: &State, spec: KernelSpec, args: &[KernelArg]) -> Result<(),
         }
     }
 }
+
+/// Runs a BLAS GEMM by its column-major definition: `C = op(A) · op(B)`, `C` being `m x n`
+/// with `C(i, j)` at `i + j * ldc`. Computed as the row-major product
+/// `Cᵀ[n, m] = op(B)ᵀ · op(A)ᵀ`, which is `C`'s memory when `ldc == m` (the runtime's
+/// contiguous outputs), with each operand's layout read off its descriptor.
+pub(super) fn gemm(s: &State, g: &crate::backends::gpu::blas::Gemm) -> Result<(), String> {
+    if g.ldc != g.m {
+        return Err(format!("the fake GEMM writes packed outputs only: {g:?}"));
+    }
+    let cpu = cpu()?;
+    let item = g.dtype.size_in_bytes() as u64;
+    let (m, n, k) = (g.m as u64, g.n as u64, g.k as u64);
+    for z in 0..g.batch as u64 {
+        let at = |p: u64, stride: i64| p + z * stride as u64 * item;
+        let (ba, bb) = (
+            view(s, at(g.a.ptr, g.a.batch_stride))?,
+            view(s, at(g.b.ptr, g.b.batch_stride))?,
+        );
+        let (lda, ldb) = (g.a.ld as i64, g.b.ld as i64);
+        // op(B)ᵀ is n x k: element (j, l) is op(B)(l, j).
+        let bt = if g.b.trans { [1, ldb] } else { [ldb, 1] };
+        // op(A)ᵀ is k x m: element (l, i) is op(A)(i, l).
+        let at_ = if g.a.trans { [1, lda] } else { [lda, 1] };
+        let lb = layout(&[n, k], &bt, 0, bb.len_bytes() / item as usize)?;
+        let la = layout(&[k, m], &at_, 0, ba.len_bytes() / item as usize)?;
+        let r = cpu
+            .matmul(
+                TensorRef {
+                    buffer: &bb,
+                    layout: &lb,
+                    dtype: g.dtype,
+                },
+                TensorRef {
+                    buffer: &ba,
+                    layout: &la,
+                    dtype: g.dtype,
+                },
+            )
+            .map_err(|e| e.to_string())?;
+        let mn = (m * n) as usize;
+        store(s, g.c + z * g.c_stride as u64 * item, &*r, g.dtype, mn)?;
+    }
+    Ok(())
+}

@@ -55,6 +55,10 @@ pub struct FakeCounters {
     pub synchronizations: usize,
     /// `stream_wait_event` calls.
     pub stream_waits: usize,
+    /// BLAS GEMMs queued.
+    pub gemms_queued: usize,
+    /// BLAS GEMMs that have run.
+    pub gemms_run: usize,
 }
 
 enum Op {
@@ -75,6 +79,8 @@ enum Op {
     Free {
         ptr: u64,
     },
+    /// A BLAS GEMM (column-major, strided-batched).
+    Gemm(crate::backends::gpu::blas::Gemm),
     /// A producer's write (test helper): `bytes` to `dst`.
     Write {
         dst: u64,
@@ -116,6 +122,8 @@ struct State {
     lose_after: Vec<Option<usize>>,
     fail_next_run: Option<DriverErrorKind>,
     fail_loads: bool,
+    /// No BLAS library: matmul takes the generated kernel.
+    no_blas: bool,
 }
 
 // SAFETY: the raw pointers are owned allocations only touched under the state's mutex.
@@ -249,6 +257,12 @@ impl State {
                     unsafe { free_host(b.ptr, b.len) };
                 }
             }
+            Op::Gemm(g) => {
+                self.counters.gemms_run += 1;
+                if let Err(m) = exec::gemm(self, &g) {
+                    self.fail_async(device, err(DriverErrorKind::DeviceLost, "gemm", m));
+                }
+            }
             Op::Launch { spec, args } => {
                 self.counters.launches_run += 1;
                 if let Some(n) = self.lose_after[device]
@@ -300,6 +314,7 @@ impl FakeDriver {
                 lose_after: vec![None; devices],
                 fail_next_run: None,
                 fail_loads: false,
+                no_blas: false,
             }),
         }
     }
@@ -361,6 +376,10 @@ impl FakeDriver {
     /// The next kernel to run fails with `kind`.
     pub fn fail_next_run(&self, kind: DriverErrorKind) {
         self.state().fail_next_run = Some(kind);
+    }
+    /// The runtime has no BLAS library (a machine without cuBLAS).
+    pub fn without_blas(&self, none: bool) {
+        self.state().no_blas = none;
     }
     /// Kernel loads fail (a compiler error, a missing NVRTC).
     pub fn fail_kernel_loads(&self, fail: bool) {
@@ -676,6 +695,23 @@ impl Driver for FakeDriver {
             },
         );
         Ok(())
+    }
+    unsafe fn gemm(
+        &self,
+        device: usize,
+        stream: StreamHandle,
+        g: &crate::backends::gpu::blas::Gemm,
+    ) -> Option<DriverResult<()>> {
+        let mut s = self.state();
+        if s.no_blas || !crate::backends::gpu::blas::blas_dtype(g.dtype) {
+            return None;
+        }
+        if let Err(e) = self.live(&s, device, "cublasGemmStridedBatchedEx") {
+            return Some(Err(e));
+        }
+        s.counters.gemms_queued += 1;
+        s.push(device, stream.0, Op::Gemm(*g));
+        Some(Ok(()))
     }
     fn device_of_pointer(&self, ptr: u64) -> Option<usize> {
         let s = self.state();

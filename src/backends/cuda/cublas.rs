@@ -1,0 +1,235 @@
+//! cuBLAS for matmul, loaded at the first matmul (never at discovery: the library and its
+//! `cublasLt` are ~700 MB to map), from the folders NVRTC is looked for in. One handle per
+//! device, made on its first GEMM in the device's primary context. A missing or unusable
+//! cuBLAS is not an error: the generated kernel multiplies instead, and `reason()` says why.
+
+use crate::backends::gpu::blas::Gemm;
+use crate::backends::gpu::{DriverError, DriverErrorKind, DriverResult};
+use crate::dtype::DType;
+use libloading::Library;
+use std::ffi::{c_int, c_void};
+
+type Handle = *mut c_void;
+type Status = c_int;
+
+const OP_N: c_int = 0;
+const OP_T: c_int = 1;
+/// `cudaDataType`.
+const R_16F: c_int = 2;
+const R_16BF: c_int = 14;
+const R_32F: c_int = 0;
+const R_64F: c_int = 1;
+const C_32F: c_int = 4;
+const C_64F: c_int = 5;
+/// `cublasComputeType_t`: f32 and f64 without reduced-precision shortcuts (no TF32).
+const COMPUTE_32F: c_int = 68;
+const COMPUTE_64F: c_int = 70;
+const GEMM_DEFAULT: c_int = -1;
+const STATUS_ALLOC_FAILED: Status = 3;
+
+type GemmFn = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    *const c_void,
+    *const c_void,
+    c_int,
+    c_int,
+    i64,
+    *const c_void,
+    c_int,
+    c_int,
+    i64,
+    *const c_void,
+    *mut c_void,
+    c_int,
+    c_int,
+    i64,
+    c_int,
+    c_int,
+    c_int,
+) -> Status;
+
+/// The loaded library.
+pub struct Cublas {
+    create: unsafe extern "C" fn(*mut Handle) -> Status,
+    set_stream: unsafe extern "C" fn(Handle, *mut c_void) -> Status,
+    gemm: GemmFn,
+    _lib: Library,
+    /// `libcublasLt`, which cuBLAS needs and a pip wheel's folder is not on the loader's
+    /// path for: loaded first from the same folder.
+    _lt: Option<Library>,
+}
+
+const NAMES: [(&str, &str); 3] = [
+    ("libcublas.so.13", "libcublasLt.so.13"),
+    ("libcublas.so.12", "libcublasLt.so.12"),
+    ("libcublas.so", "libcublasLt.so"),
+];
+
+impl Cublas {
+    /// Finds and loads cuBLAS; the error says where it looked.
+    pub fn load() -> Result<Cublas, String> {
+        let mut tried = Vec::new();
+        let dirs = crate::backends::gpu::nvrtc::library_dirs();
+        let found = dirs.iter().flat_map(|d| {
+            NAMES
+                .iter()
+                .map(move |(l, lt)| (d.join(l), Some(d.join(lt))))
+        });
+        let bare = NAMES
+            .iter()
+            .map(|(l, _)| (std::path::PathBuf::from(l), None));
+        for (path, lt) in found.filter(|(p, _)| p.exists()).chain(bare) {
+            // SAFETY: loading cuBLAS runs its initialisers, which have no preconditions.
+            let lt = lt
+                .filter(|p| p.exists())
+                .and_then(|p| unsafe { Library::new(p) }.ok());
+            // SAFETY: as above.
+            match unsafe { Library::new(&path) } {
+                Ok(lib) => match Cublas::bind(lib, lt, &path.to_string_lossy()) {
+                    Ok(c) => return Ok(c),
+                    Err(e) => tried.push(e),
+                },
+                Err(e) => tried.push(format!("{}: {e}", path.display())),
+            }
+        }
+        Err(format!("cuBLAS not found; tried: {}", tried.join("; ")))
+    }
+
+    fn bind(lib: Library, lt: Option<Library>, path: &str) -> Result<Cublas, String> {
+        macro_rules! sym {
+            ($name:literal) => {
+                // SAFETY: the symbol has the C signature cuBLAS's header declares for it,
+                // which is the field's type.
+                *unsafe { lib.get(concat!($name, "\0").as_bytes()) }
+                    .map_err(|_| format!("{path} lacks {}", $name))?
+            };
+        }
+        Ok(Cublas {
+            create: sym!("cublasCreate_v2"),
+            set_stream: sym!("cublasSetStream_v2"),
+            gemm: sym!("cublasGemmStridedBatchedEx"),
+            _lt: lt,
+            _lib: lib,
+        })
+    }
+
+    /// A handle in the current context (the caller made the device's context current).
+    pub fn create(&self) -> Result<usize, String> {
+        let mut h: Handle = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer.
+        match unsafe { (self.create)(&mut h) } {
+            0 => Ok(h as usize),
+            s => Err(format!("cublasCreate failed with status {s}")),
+        }
+    }
+
+    /// Queues `g` on `stream` with `handle`.
+    ///
+    /// # Safety
+    /// `handle` from [`Cublas::create`] in the current context, not used concurrently; the
+    /// descriptor's memory valid until the work has run.
+    pub unsafe fn gemm(&self, handle: usize, stream: u64, g: &Gemm) -> DriverResult<()> {
+        let err = |call: &'static str, s: Status| {
+            let kind = if s == STATUS_ALLOC_FAILED {
+                DriverErrorKind::OutOfMemory
+            } else {
+                DriverErrorKind::Other
+            };
+            DriverError::new(kind, call, format!("cuBLAS status {s} for {g:?}"))
+        };
+        let h = handle as Handle;
+        // SAFETY: a live handle and a stream of its context.
+        let s = unsafe { (self.set_stream)(h, stream as *mut c_void) };
+        if s != 0 {
+            return Err(err("cublasSetStream", s));
+        }
+        let (one32, zero32) = ([1.0f32, 0.0], [0.0f32, 0.0]);
+        let (one64, zero64) = ([1.0f64, 0.0], [0.0f64, 0.0]);
+        let (data, compute, alpha, beta): (c_int, c_int, *const c_void, *const c_void) =
+            match g.dtype {
+                DType::F16 => (
+                    R_16F,
+                    COMPUTE_32F,
+                    one32.as_ptr().cast(),
+                    zero32.as_ptr().cast(),
+                ),
+                DType::BF16 => (
+                    R_16BF,
+                    COMPUTE_32F,
+                    one32.as_ptr().cast(),
+                    zero32.as_ptr().cast(),
+                ),
+                DType::F32 => (
+                    R_32F,
+                    COMPUTE_32F,
+                    one32.as_ptr().cast(),
+                    zero32.as_ptr().cast(),
+                ),
+                DType::Complex64 => (
+                    C_32F,
+                    COMPUTE_32F,
+                    one32.as_ptr().cast(),
+                    zero32.as_ptr().cast(),
+                ),
+                DType::F64 => (
+                    R_64F,
+                    COMPUTE_64F,
+                    one64.as_ptr().cast(),
+                    zero64.as_ptr().cast(),
+                ),
+                DType::Complex128 => (
+                    C_64F,
+                    COMPUTE_64F,
+                    one64.as_ptr().cast(),
+                    zero64.as_ptr().cast(),
+                ),
+                other => {
+                    return Err(DriverError::new(
+                        DriverErrorKind::Other,
+                        "cublasGemmStridedBatchedEx",
+                        format!("no cuBLAS GEMM for {other}"),
+                    ));
+                }
+            };
+        let op = |t: bool| if t { OP_T } else { OP_N };
+        // SAFETY: host scalars of the compute type's scale type (real or complex), alive for
+        // the call (cuBLAS reads host scalars before returning); the caller's contract for
+        // the rest.
+        let s = unsafe {
+            (self.gemm)(
+                h,
+                op(g.a.trans),
+                op(g.b.trans),
+                g.m,
+                g.n,
+                g.k,
+                alpha,
+                g.a.ptr as *const c_void,
+                data,
+                g.a.ld,
+                g.a.batch_stride,
+                g.b.ptr as *const c_void,
+                data,
+                g.b.ld,
+                g.b.batch_stride,
+                beta,
+                g.c as *mut c_void,
+                data,
+                g.ldc,
+                g.c_stride,
+                g.batch,
+                compute,
+                GEMM_DEFAULT,
+            )
+        };
+        if s != 0 {
+            return Err(err("cublasGemmStridedBatchedEx", s));
+        }
+        Ok(())
+    }
+}
