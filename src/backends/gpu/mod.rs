@@ -33,6 +33,8 @@ pub mod driver;
 #[cfg(any(test, feature = "fake-gpu"))]
 pub mod fake;
 pub mod kernel;
+#[cfg(test)]
+mod kernels_on_host;
 mod launch;
 pub(crate) mod memory;
 #[cfg(feature = "nvrtc")]

@@ -317,7 +317,10 @@ fn reduce(
     );
     // Shared memory down to one warp, then shuffles within it.
     let tree = ops::reduce_combine(op, acc, "sh[threadIdx.x]", "sh[threadIdx.x + s]");
-    let warp = ops::reduce_combine(op, acc, "acc", "shfl(acc, s)");
+    // The shuffle is taken once, into `o_`: a combine that names its operand twice (max,
+    // min: `a > b ? a : b`) would shuffle conditionally, and a `__shfl_down_sync` that not
+    // every lane of its mask reaches hangs the warp (it did on the H200: `max` over rows).
+    let warp = ops::reduce_combine(op, acc, "acc", "o_");
     let _ = writeln!(
         out,
         "    sh[threadIdx.x] = acc;\n    __syncthreads();\n    \
@@ -325,7 +328,7 @@ fn reduce(
          if (threadIdx.x < s) sh[threadIdx.x] = {tree};\n      __syncthreads();\n    }}\n    \
          if (threadIdx.x < 32) {{\n      \
          acc = sh[threadIdx.x];\n      \
-         for (int s = 16; s > 0; s >>= 1) acc = {warp};\n      \
+         for (int s = 16; s > 0; s >>= 1) {{ const {at} o_ = shfl(acc, s); acc = {warp}; }}\n      \
          if (threadIdx.x == 0) out[b] = {};\n    }}\n    \
          __syncthreads();\n  }}\n}}",
         ops::reduce_store(acc, output, "acc")

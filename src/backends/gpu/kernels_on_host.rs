@@ -1,0 +1,240 @@
+//! Generated map and reduction kernels run on the host: the CUDA C source compiled by the host
+//! C++ compiler with the CUDA built-ins emulated (a thread per CUDA thread, a barrier for
+//! `__syncthreads`, a warp barrier for shuffles, blocks one after another), over grids small
+//! enough that every thread loops. NVRTC proves the kernels compile; this proves what their
+//! index arithmetic, unrolled loops and reduction trees compute, without a GPU (the fake
+//! driver computes launches with the CPU backend instead of running them).
+
+use super::codegen::generate;
+use super::kernel::{KernelSpec, MapOp};
+use super::params::{BLOCK, MapParams, ReduceParams};
+use crate::backends::{BinaryOp, ReduceOp};
+use crate::dtype::DType;
+use crate::layout::Layout;
+use std::process::Command;
+
+const HOST: &str = r#"#include <barrier>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <thread>
+#include <vector>
+#define DLARRAY_PRELUDE
+typedef unsigned char u8;
+typedef signed char i8;
+typedef short i16;
+typedef unsigned short u16;
+typedef int i32;
+typedef unsigned int u32;
+typedef long long i64;
+typedef unsigned long long u64;
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __restrict__
+#define __shared__ static
+struct Dim3 { unsigned x, y, z; };
+static Dim3 gridDim, blockDim;
+static thread_local Dim3 blockIdx, threadIdx;
+static std::barrier<>* block_barrier;
+static std::barrier<>* warp_barrier;
+static void __syncthreads() { block_barrier->arrive_and_wait(); }
+inline float f_inf() { return INFINITY; }
+inline double d_inf() { return INFINITY; }
+/* __shfl_down_sync over warp 0 (the only warp the kernels shuffle in): a lane past the warp
+   reads its own value, as on the GPU. */
+template <class T> T shfl(T v, int o) {
+  static T slot[32];
+  slot[threadIdx.x] = v;
+  warp_barrier->arrive_and_wait();
+  T r = threadIdx.x + o < 32 ? slot[threadIdx.x + o] : v;
+  warp_barrier->arrive_and_wait();
+  return r;
+}
+template <class F> void launch(unsigned grid, unsigned block, F kernel) {
+  gridDim = {grid, 1, 1};
+  blockDim = {block, 1, 1};
+  for (unsigned b = 0; b < grid; ++b) {
+    std::barrier<> bar(block), warp(block < 32 ? block : 32);
+    block_barrier = &bar;
+    warp_barrier = &warp;
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < block; ++t)
+      threads.emplace_back([=] { blockIdx = {b, 0, 0}; threadIdx = {t, 0, 0}; kernel(); });
+    for (auto& t : threads) t.join();
+  }
+}
+"#;
+
+fn compiler() -> Option<String> {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let ok = Command::new(&cxx)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then_some(cxx)
+}
+
+fn list<T: std::fmt::Display>(v: &[T], suffix: &str) -> String {
+    v.iter()
+        .map(|x| format!("{x}{suffix}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Compiles `body` (the main function's statements) after the kernel `spec` and runs it;
+/// returns what it printed, one number a line.
+fn run(cxx: &str, spec: KernelSpec, body: &str) -> Vec<f64> {
+    let k = generate(spec).expect("a kernel");
+    let src = format!("{HOST}{}\nint main() {{\n{body}\n}}\n", k.source);
+    let dir = std::env::temp_dir().join(format!("dlarray-on-host-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (file, exe) = (dir.join(format!("{}.cpp", k.entry)), dir.join(&k.entry));
+    std::fs::write(&file, src).unwrap();
+    let built = Command::new(cxx)
+        .args(["-std=c++20", "-O1", "-w", "-pthread", "-o"])
+        .arg(&exe)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let out = Command::new(&exe).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect()
+}
+
+/// The C statements declaring `P_<entry> p` from `words`.
+fn params(entry: &str, words: &[u64]) -> String {
+    format!(
+        "  u64 w[] = {{{}}};\n  P_{entry} p;\n  static_assert(sizeof p == sizeof w, \"layout\");\n  \
+         __builtin_memcpy(&p, w, sizeof w);\n",
+        list(words, "ull")
+    )
+}
+
+#[test]
+fn a_map_kernel_adds_strided_inputs_over_a_looping_grid() {
+    let Some(cxx) = compiler() else { return };
+    // out[i, j] = x[i, j] + y[j, i]: y read transposed; 3 blocks of 64 threads for 5,000
+    // elements, so every thread runs its unrolled loop several times, partly out of range.
+    let (r, c) = (50usize, 100usize);
+    let x = Layout::contiguous(&[r, c]).unwrap();
+    let y = Layout::contiguous(&[c, r])
+        .unwrap()
+        .permute(&[1, 0])
+        .unwrap();
+    let p = MapParams::new(&[&x, &y]);
+    let spec = KernelSpec::Map {
+        op: MapOp::Binary(BinaryOp::Add),
+        input: DType::F32,
+        output: DType::F32,
+        rank: p.shape.len() as u8,
+    };
+    let entry = spec.entry();
+    let n = r * c;
+    let body = format!(
+        "{}  static float x[{n}], y[{n}], out[{n}];\n  \
+         for (int i = 0; i < {n}; ++i) {{ x[i] = (float)i; y[i] = (float)(i % 97) * 1000.0f; out[i] = -1.0f; }}\n  \
+         launch(3, 64, [&] {{ {entry}(p, out, x, y); }});\n  \
+         for (int i = 0; i < {n}; ++i) printf(\"%.1f\\n\", out[i]);",
+        params(&entry, &p.pack())
+    );
+    let got = run(&cxx, spec, &body);
+    assert_eq!(got.len(), n);
+    for i in 0..r {
+        for j in 0..c {
+            let want = (i * c + j) as f64 + ((j * r + i) % 97) as f64 * 1000.0;
+            assert_eq!(got[i * c + j], want, "[{i}, {j}]");
+        }
+    }
+}
+
+/// Runs the reduction of `op` over axis 1 of an `[rows, cols]` f32 matrix (values `f(i)`)
+/// with `ReduceParams` as the launcher makes them, both passes when there are two.
+fn reduce_rows(cxx: &str, op: ReduceOp, rows: usize, cols: usize, value: &str) -> Vec<f64> {
+    let x = Layout::contiguous(&[rows, cols]).unwrap();
+    // Few target blocks: long rows are cut into chunks, and grids loop over their blocks.
+    let p = ReduceParams::new(&x, &[1], 4);
+    let spec = |p: &ReduceParams| KernelSpec::Reduce {
+        op,
+        input: DType::F32,
+        output: DType::F32,
+        kept: p.kept_shape.len() as u8,
+        reduced: p.red_shape.len() as u8,
+    };
+    let first = spec(&p);
+    let entry = first.entry();
+    let n = rows * cols;
+    let parts = (p.n_out * p.chunks) as usize;
+    let mut body = format!(
+        "{}  static float x[{n}], part[{parts}];\n  \
+         for (int i = 0; i < {n}; ++i) x[i] = {value};\n  \
+         launch(3, {BLOCK}, [&] {{ {entry}(p, part, x); }});\n",
+        params(&entry, &p.pack())
+    );
+    if p.chunks > 1 {
+        let q = p.second_pass();
+        assert_eq!(
+            spec(&q),
+            first,
+            "one kernel serves both passes of an f32 reduction"
+        );
+        let words = list(&q.pack(), "ull");
+        body.push_str(&format!(
+            "  u64 w2[] = {{{words}}};\n  P_{entry} q;\n  __builtin_memcpy(&q, w2, sizeof w2);\n  \
+             static float out[{rows}];\n  launch(2, {BLOCK}, [&] {{ {entry}(q, out, part); }});\n  \
+             for (int i = 0; i < {rows}; ++i) printf(\"%.9g\\n\", out[i]);"
+        ));
+    } else {
+        body.push_str(&format!(
+            "  for (int i = 0; i < {rows}; ++i) printf(\"%.9g\\n\", part[i]);"
+        ));
+    }
+    run(cxx, first, &body)
+}
+
+#[test]
+fn reductions_fold_every_element_once_in_one_and_two_passes() {
+    let Some(cxx) = compiler() else { return };
+    // Short rows (one pass, 7 outputs over 3 blocks) and long rows (chunks, then a second
+    // pass). Integer-valued floats: sums are exact in any order.
+    for (rows, cols) in [(7usize, 3000usize), (2, 40_000)] {
+        let got = reduce_rows(&cxx, ReduceOp::Sum, rows, cols, "(float)(i % 13)");
+        assert_eq!(got.len(), rows);
+        for (row, g) in got.iter().enumerate() {
+            let want: f64 = (row * cols..(row + 1) * cols)
+                .map(|i| (i % 13) as f64)
+                .sum();
+            assert_eq!(*g, want, "sum of row {row} of [{rows}, {cols}]");
+        }
+        let got = reduce_rows(
+            &cxx,
+            ReduceOp::Max,
+            rows,
+            cols,
+            "(float)((i * 7919) % 10007)",
+        );
+        for (row, g) in got.iter().enumerate() {
+            let want = (row * cols..(row + 1) * cols)
+                .map(|i| ((i * 7919) % 10007) as f64)
+                .fold(f64::MIN, f64::max);
+            assert_eq!(*g, want, "max of row {row} of [{rows}, {cols}]");
+        }
+    }
+    // A NaN anywhere makes the max NaN (NumPy's rule), also from the last, partial step.
+    let got = reduce_rows(&cxx, ReduceOp::Max, 3, 1001, "i == 2001 ? NAN : 1.0f");
+    assert_eq!(got[0], 1.0);
+    assert!(got[1].is_nan() && got[2] == 1.0, "{got:?}");
+}
