@@ -78,6 +78,15 @@ def test_devices_moves_and_memory_kinds():
         a.to_device("cpu:0", memory_kind="cheese")
 
 
+def test_block_until_ready_returns_the_array_once_its_work_is_done():
+    for device in ("cpu:0", "tpu:2", "wgpu:0"):
+        if device not in [d.name for d in dlarray.devices()]:
+            continue
+        a = dlarray.ones((1000,), dtype="float32", device=device) * 3
+        assert a.block_until_ready() is a
+        assert float(a.sum()) == 3000
+
+
 def test_unsupported_ops_name_backend_op_and_dtype():
     for gpu in dlarray.devices("wgpu"):
         x = dlarray.asarray([1.0, 2.0]).to_device(gpu)  # float64: stored, not computed

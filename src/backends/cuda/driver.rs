@@ -427,7 +427,15 @@ impl Driver for CudaDriver {
         };
         // SAFETY: the handle was made in this device's context, which `dev` made current,
         // and the lock keeps other threads off it; the caller's contract for the memory.
-        Some(unsafe { blas.gemm(handle, stream.0, g) })
+        match unsafe { blas.gemm(handle, stream.0, g) } {
+            // cuBLAS refuses a call before queueing anything (a status, not a fault): the
+            // generated kernel serves this device from now on, and the reason stays.
+            Err(e) if e.kind == DriverErrorKind::Other => {
+                handles[device] = Some(Err(e.to_string()));
+                None
+            }
+            r => Some(r),
+        }
     }
     fn device_of_pointer(&self, ptr: u64) -> Option<usize> {
         self.dev(0, "cuPointerGetAttribute").ok()?;
