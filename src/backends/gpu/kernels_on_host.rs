@@ -3,32 +3,29 @@
 //! `__syncthreads`, a warp barrier for shuffles, blocks one after another), over grids small
 //! enough that every thread loops. NVRTC proves the kernels compile; this proves what their
 //! index arithmetic, unrolled loops and reduction trees compute, without a GPU (the fake
-//! driver computes launches with the CPU backend instead of running them).
+//! driver computes launches with the CPU backend instead of running them). The threefry
+//! kernel is checked against `backends::threefry` the same way.
 
 use super::codegen::generate;
+use super::codegen::types::c_typedefs;
 use super::kernel::{KernelSpec, MapOp};
 use super::params::{BLOCK, MapParams, ReduceParams};
-use crate::backends::{BinaryOp, ReduceOp};
+use crate::backends::{BinaryOp, BitsForm, Counters, ReduceOp};
 use crate::dtype::DType;
 use crate::layout::Layout;
 use std::process::Command;
 
-const HOST: &str = r#"#include <barrier>
+const HOST: &str = concat!(
+    "#include <barrier>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <thread>
 #include <vector>
 #define DLARRAY_PRELUDE
-typedef unsigned char u8;
-typedef signed char i8;
-typedef short i16;
-typedef unsigned short u16;
-typedef int i32;
-typedef unsigned int u32;
-typedef long long i64;
-typedef unsigned long long u64;
-#define __global__
+",
+    c_typedefs!(),
+    r#"#define __global__
 #define __device__
 #define __forceinline__ inline
 #define __restrict__
@@ -64,7 +61,9 @@ template <class F> void launch(unsigned grid, unsigned block, F kernel) {
     for (auto& t : threads) t.join();
   }
 }
-"#;
+inline u32 rotl32(u32 x, u32 r) { return (x << r) | (x >> (32 - r)); }
+"#
+);
 
 fn compiler() -> Option<String> {
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
@@ -237,4 +236,50 @@ fn reductions_fold_every_element_once_in_one_and_two_passes() {
     let got = reduce_rows(&cxx, ReduceOp::Max, 3, 1001, "i == 2001 ? NAN : 1.0f");
     assert_eq!(got[0], 1.0);
     assert!(got[1].is_nan() && got[2] == 1.0, "{got:?}");
+}
+
+/// The threefry kernel of `form` over `counters` (merged, as the launcher passes them), one
+/// thread.
+fn threefry(cxx: &str, key: [u32; 2], counters: &Counters, form: BitsForm) -> Vec<u32> {
+    let c = counters.merged();
+    let spec = KernelSpec::Threefry {
+        form,
+        rank: c.shape.len() as u8,
+    };
+    let entry = spec.entry();
+    let mut words = vec![
+        c.len() as u64,
+        key[0] as u64 | (key[1] as u64) << 32,
+        c.offset,
+    ];
+    words.extend(c.shape.iter().map(|&d| d as u64));
+    words.extend(&c.strides);
+    let n = c.len() * form.words();
+    let body = format!(
+        "{}  static u32 out[{n}];\n  launch(1, 1, [&] {{ {entry}(p, out); }});\n  \
+         for (int i = 0; i < {n}; ++i) printf(\"%u\\n\", out[i]);",
+        params(&entry, &words)
+    );
+    run(cxx, spec, &body).iter().map(|&v| v as u32).collect()
+}
+
+#[test]
+fn the_threefry_kernel_computes_threefry() {
+    let Some(cxx) = compiler() else { return };
+    let shape = [3usize << 31, 4, 6];
+    // A block with counters past 2^32 (the high word matters), strided on two axes.
+    let block = Counters::of_block(&shape, &[(3 << 31) - 2..3 << 31, 1..3, 2..5]).unwrap();
+    let whole_row = Counters::of_block(&[10, 7], &[0..10, 0..7]).unwrap();
+    let key = [0x1319_8a2e, 0x0370_7344];
+    for counters in [&block, &whole_row] {
+        for form in BitsForm::ALL {
+            let mut want = vec![0u32; counters.len() * form.words()];
+            counters.hash_into(key, form, 0..counters.len(), &mut want);
+            assert_eq!(
+                threefry(&cxx, key, counters, form),
+                want,
+                "{form:?} {counters:?}"
+            );
+        }
+    }
 }

@@ -94,9 +94,11 @@ pub(crate) fn int_limits(dt: DType) -> (&'static str, &'static str) {
 /// Helpers shared by every kernel: integer names, complex types and functions, half-float
 /// conversions, saturating float-to-int conversions. Guarded, so several kernels can share
 /// one translation unit (the CI check compiles them in batches).
-pub(crate) const PRELUDE: &str = r#"#ifndef DLARRAY_PRELUDE
-#define DLARRAY_PRELUDE
-typedef unsigned char u8;
+/// The C names of the integer types every kernel uses (also what host runs of the kernels
+/// declare, `gpu::kernels_on_host`).
+macro_rules! c_typedefs {
+    () => {
+        "typedef unsigned char u8;
 typedef signed char i8;
 typedef short i16;
 typedef unsigned short u16;
@@ -104,7 +106,17 @@ typedef int i32;
 typedef unsigned int u32;
 typedef long long i64;
 typedef unsigned long long u64;
+"
+    };
+}
+pub(crate) use c_typedefs;
 
+pub(crate) const PRELUDE: &str = concat!(
+    "#ifndef DLARRAY_PRELUDE
+#define DLARRAY_PRELUDE
+",
+    c_typedefs!(),
+    r#"
 __device__ __forceinline__ float h2f(u16 h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 __device__ __forceinline__ u16 f2h(float f) { u16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 __device__ __forceinline__ u16 d2h(double d) { u16 h; asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(d)); return h; }
@@ -273,4 +285,5 @@ __device__ __forceinline__ bool shfl(bool v, int o) { return __shfl_down_sync(0x
 __device__ __forceinline__ c64 shfl(c64 v, int o) { return mk(shfl(v.re, o), shfl(v.im, o), v); }
 __device__ __forceinline__ c128 shfl(c128 v, int o) { return mk(shfl(v.re, o), shfl(v.im, o), v); }
 #endif
-"#;
+"#
+);
