@@ -150,52 +150,28 @@ impl Cublas {
         }
         let (one32, zero32) = ([1.0f32, 0.0], [0.0f32, 0.0]);
         let (one64, zero64) = ([1.0f64, 0.0], [0.0f64, 0.0]);
-        let (data, compute, alpha, beta): (c_int, c_int, *const c_void, *const c_void) =
-            match g.dtype {
-                DType::F16 => (
-                    R_16F,
-                    COMPUTE_32F,
-                    one32.as_ptr().cast(),
-                    zero32.as_ptr().cast(),
-                ),
-                DType::BF16 => (
-                    R_16BF,
-                    COMPUTE_32F,
-                    one32.as_ptr().cast(),
-                    zero32.as_ptr().cast(),
-                ),
-                DType::F32 => (
-                    R_32F,
-                    COMPUTE_32F,
-                    one32.as_ptr().cast(),
-                    zero32.as_ptr().cast(),
-                ),
-                DType::Complex64 => (
-                    C_32F,
-                    COMPUTE_32F,
-                    one32.as_ptr().cast(),
-                    zero32.as_ptr().cast(),
-                ),
-                DType::F64 => (
-                    R_64F,
-                    COMPUTE_64F,
-                    one64.as_ptr().cast(),
-                    zero64.as_ptr().cast(),
-                ),
-                DType::Complex128 => (
-                    C_64F,
-                    COMPUTE_64F,
-                    one64.as_ptr().cast(),
-                    zero64.as_ptr().cast(),
-                ),
-                other => {
-                    return Err(DriverError::new(
-                        DriverErrorKind::Other,
-                        "cublasGemmStridedBatchedEx",
-                        format!("no cuBLAS GEMM for {other}"),
-                    ));
-                }
-            };
+        // The data type, and whether it computes in f64 (else f32: f16 and bf16 accumulate
+        // there). Scalars are of the compute type, real or complex (the imaginary half 0).
+        let (data, wide) = match g.dtype {
+            DType::F16 => (R_16F, false),
+            DType::BF16 => (R_16BF, false),
+            DType::F32 => (R_32F, false),
+            DType::Complex64 => (C_32F, false),
+            DType::F64 => (R_64F, true),
+            DType::Complex128 => (C_64F, true),
+            other => {
+                return Err(DriverError::new(
+                    DriverErrorKind::Other,
+                    "cublasGemmStridedBatchedEx",
+                    format!("no cuBLAS GEMM for {other}"),
+                ));
+            }
+        };
+        let (compute, alpha, beta): (c_int, *const c_void, *const c_void) = if wide {
+            (COMPUTE_64F, one64.as_ptr().cast(), zero64.as_ptr().cast())
+        } else {
+            (COMPUTE_32F, one32.as_ptr().cast(), zero32.as_ptr().cast())
+        };
         let op = |t: bool| if t { OP_T } else { OP_N };
         // SAFETY: host scalars of the compute type's scale type (real or complex), alive for
         // the call (cuBLAS reads host scalars before returning); the caller's contract for

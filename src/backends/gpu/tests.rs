@@ -811,77 +811,37 @@ fn matmul_goes_through_the_blas_where_layouts_allow_and_matches_the_kernel() {
         let a = values(2 * 5 * 3, dt).reshape(&[2, 5, 3]).unwrap();
         let b = values(2 * 3 * 4, dt).reshape(&[2, 3, 4]).unwrap();
         let (ga, gb) = (a.to_device(d).unwrap(), b.to_device(d).unwrap());
-        // Row-major, transposed, broadcast over the batch, and a strided slice (no BLAS).
-        let cases: Vec<(Array, Array, Array, Array, bool)> = vec![
-            (ga.clone(), gb.clone(), a.clone(), b.clone(), true),
-            (
-                gb.permute(&[0, 2, 1]).unwrap(),
-                ga.permute(&[0, 2, 1]).unwrap(),
-                b.permute(&[0, 2, 1]).unwrap(),
-                a.permute(&[0, 2, 1]).unwrap(),
-                true,
-            ),
-            (
-                ga.clone(),
-                gb.slice(&[crate::layout::Slice::new(Some(0), Some(1), 1)])
-                    .unwrap()
-                    .reshape(&[3, 4])
-                    .unwrap()
-                    .broadcast_to(&[2, 3, 4])
-                    .unwrap(),
-                a.clone(),
-                b.slice(&[crate::layout::Slice::new(Some(0), Some(1), 1)])
-                    .unwrap()
-                    .reshape(&[3, 4])
-                    .unwrap()
-                    .broadcast_to(&[2, 3, 4])
-                    .unwrap(),
-                true,
-            ),
-            (
-                ga.slice(&[
-                    crate::layout::Slice::full(),
-                    crate::layout::Slice::new(None, None, 2),
-                ])
-                .unwrap(),
-                gb.clone(),
-                a.slice(&[
-                    crate::layout::Slice::full(),
-                    crate::layout::Slice::new(None, None, 2),
-                ])
-                .unwrap(),
-                b.clone(),
-                // Every other row: still row-major, with a leading dimension of 6.
-                true,
-            ),
-            (
-                ga.slice(&[
-                    crate::layout::Slice::full(),
-                    crate::layout::Slice::full(),
-                    crate::layout::Slice::new(None, None, 2),
-                ])
-                .unwrap(),
-                gb.slice(&[
-                    crate::layout::Slice::full(),
-                    crate::layout::Slice::new(None, Some(2), 1),
-                ])
-                .unwrap(),
-                a.slice(&[
-                    crate::layout::Slice::full(),
-                    crate::layout::Slice::full(),
-                    crate::layout::Slice::new(None, None, 2),
-                ])
-                .unwrap(),
-                b.slice(&[
-                    crate::layout::Slice::full(),
-                    crate::layout::Slice::new(None, Some(2), 1),
-                ])
-                .unwrap(),
-                // Every other column: no unit stride, the generated kernel.
-                false,
-            ),
-        ];
-        for (k, (x, y, cx, cy, blas)) in cases.iter().enumerate() {
+        // Row-major, transposed, broadcast over the batch, every other row (a leading
+        // dimension of 6), and every other column (no unit stride: the generated kernel).
+        let cases = |a: &Array, b: &Array| -> Vec<(Array, Array, bool)> {
+            use crate::layout::Slice;
+            let first = b.slice(&[Slice::new(Some(0), Some(1), 1)]).unwrap();
+            let first = first.reshape(&[3, 4]).unwrap();
+            let every_other = Slice::new(None, None, 2);
+            vec![
+                (a.clone(), b.clone(), true),
+                (
+                    b.permute(&[0, 2, 1]).unwrap(),
+                    a.permute(&[0, 2, 1]).unwrap(),
+                    true,
+                ),
+                (a.clone(), first.broadcast_to(&[2, 3, 4]).unwrap(), true),
+                (
+                    a.slice(&[Slice::full(), every_other]).unwrap(),
+                    b.clone(),
+                    true,
+                ),
+                (
+                    a.slice(&[Slice::full(), Slice::full(), every_other])
+                        .unwrap(),
+                    b.slice(&[Slice::full(), Slice::new(None, Some(2), 1)])
+                        .unwrap(),
+                    false,
+                ),
+            ]
+        };
+        let on_cpu = cases(&a, &b);
+        for (k, ((x, y, blas), (cx, cy, _))) in cases(&ga, &gb).iter().zip(&on_cpu).enumerate() {
             let what = format!("matmul {dt} case {k}");
             let before = fd.counters().gemms_run;
             let got = x.matmul(y).unwrap();

@@ -109,6 +109,7 @@ typedef unsigned long long u64;
 "
     };
 }
+#[cfg(test)]
 pub(crate) use c_typedefs;
 
 pub(crate) const PRELUDE: &str = concat!(
