@@ -78,7 +78,9 @@ fn operand(rows: u64, cols: u64, rs: i64, cs: i64) -> Option<(bool, i32)> {
 /// The GEMM computing `p`'s product into the contiguous `[batch, m, n]` output at `c`, with
 /// `a` and `b` the unified addresses of the operands' buffers (their offsets in `p`).
 pub(crate) fn gemm_for(p: &MatmulParams, dtype: DType, a: u64, b: u64, c: u64) -> Option<Gemm> {
-    if !blas_dtype(dtype) || p.batch_shape.len() > 1 {
+    // Empty products take the kernel (an empty `k` writes zeros there): a leading dimension
+    // of 0 is a status cuBLAS refuses, which would send the device back to the kernel.
+    if !blas_dtype(dtype) || p.batch_shape.len() > 1 || p.m == 0 || p.n == 0 || p.k == 0 {
         return None;
     }
     let item = dtype.size_in_bytes() as u64;
@@ -160,6 +162,10 @@ mod tests {
         let a = Layout::contiguous(&[4, 6]).unwrap();
         let b = Layout::contiguous(&[6, 4]).unwrap();
         assert!(gemm_for(&params(&a, &b), DType::I32, 0, 0, 0).is_none());
+        // An empty inner axis: strides of 0, no GEMM.
+        let e = Layout::contiguous(&[4, 0]).unwrap();
+        let f = Layout::contiguous(&[0, 4]).unwrap();
+        assert!(gemm_for(&params(&e, &f), DType::F32, 0, 0, 0).is_none());
         // Every other column: neither unit stride.
         let s = Layout::contiguous(&[4, 12])
             .unwrap()
