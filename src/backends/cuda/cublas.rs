@@ -1,7 +1,7 @@
 //! cuBLAS for matmul, loaded at the first matmul (never at discovery: the library and its
 //! `cublasLt` are ~700 MB to map), from the folders NVRTC is looked for in. One handle per
 //! device, made on its first GEMM in the device's primary context. A missing or unusable
-//! cuBLAS is not an error: the generated kernel multiplies instead, and `reason()` says why.
+//! cuBLAS is not an error: the generated kernel multiplies instead.
 
 use crate::backends::gpu::blas::Gemm;
 use crate::backends::gpu::{DriverError, DriverErrorKind, DriverResult};

@@ -36,8 +36,17 @@ pub struct CudaDriver {
     modules: Mutex<Vec<(usize, CUmodule)>>,
     /// cuBLAS, loaded at the first matmul.
     cublas: OnceLock<Result<Cublas, String>>,
-    /// Per device: its cuBLAS handle (an address), or why none could be made.
-    blas_handles: Mutex<Vec<Option<Result<usize, String>>>>,
+    /// Per device: its cuBLAS handle.
+    blas_handles: Mutex<Vec<BlasHandle>>,
+}
+
+/// A device's cuBLAS handle: not made yet, made (an address), or refused (cuBLAS could not
+/// make one, or refused a call): the generated kernel serves that device.
+#[derive(Clone, Copy)]
+enum BlasHandle {
+    Unmade,
+    Made(usize),
+    Refused,
 }
 
 // SAFETY: CUDA contexts, modules and the driver's function table may be used from any
@@ -419,19 +428,29 @@ impl Driver for CudaDriver {
         // Held across the call: a handle is not to be used by two threads at once.
         let mut handles = self.blas_handles.lock().unwrap_or_else(|e| e.into_inner());
         if handles.len() < self.devices.len() {
-            handles.resize(self.devices.len(), None);
+            handles.resize(self.devices.len(), BlasHandle::Unmade);
         }
-        let handle = match handles[device].get_or_insert_with(|| blas.create()) {
-            Ok(h) => *h,
-            Err(_) => return None,
+        let handle = match handles[device] {
+            BlasHandle::Made(h) => h,
+            BlasHandle::Refused => return None,
+            BlasHandle::Unmade => match blas.create() {
+                Ok(h) => {
+                    handles[device] = BlasHandle::Made(h);
+                    h
+                }
+                Err(_) => {
+                    handles[device] = BlasHandle::Refused;
+                    return None;
+                }
+            },
         };
         // SAFETY: the handle was made in this device's context, which `dev` made current,
         // and the lock keeps other threads off it; the caller's contract for the memory.
         match unsafe { blas.gemm(handle, stream.0, g) } {
             // cuBLAS refuses a call before queueing anything (a status, not a fault): the
-            // generated kernel serves this device from now on, and the reason stays.
+            // generated kernel serves this device from now on.
             Err(e) if e.kind == DriverErrorKind::Other => {
-                handles[device] = Some(Err(e.to_string()));
+                handles[device] = BlasHandle::Refused;
                 None
             }
             r => Some(r),

@@ -119,7 +119,7 @@ pub(crate) fn gemm_for(p: &MatmulParams, dtype: DType, a: u64, b: u64, c: u64) -
             batch_stride: a_bs,
         },
         c,
-        ldc: n.max(1),
+        ldc: n,
         c_stride: p.m as i64 * p.n as i64,
     })
 }

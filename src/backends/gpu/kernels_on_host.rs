@@ -114,11 +114,12 @@ fn run(cxx: &str, spec: KernelSpec, body: &str) -> Vec<f64> {
         .collect()
 }
 
-/// The C statements declaring `P_<entry> p` from `words`.
-fn params(entry: &str, words: &[u64]) -> String {
+/// The C statements declaring `P_<entry> <name>` from `words`.
+fn params(entry: &str, name: &str, words: &[u64]) -> String {
     format!(
-        "  u64 w[] = {{{}}};\n  P_{entry} p;\n  static_assert(sizeof p == sizeof w, \"layout\");\n  \
-         __builtin_memcpy(&p, w, sizeof w);\n",
+        "  u64 {name}_w[] = {{{}}};\n  P_{entry} {name};\n  \
+         static_assert(sizeof {name} == sizeof {name}_w, \"layout\");\n  \
+         __builtin_memcpy(&{name}, {name}_w, sizeof {name}_w);\n",
         list(words, "ull")
     )
 }
@@ -148,7 +149,7 @@ fn a_map_kernel_adds_strided_inputs_over_a_looping_grid() {
          for (int i = 0; i < {n}; ++i) {{ x[i] = (float)i; y[i] = (float)(i % 97) * 1000.0f; out[i] = -1.0f; }}\n  \
          launch(3, 64, [&] {{ {entry}(p, out, x, y); }});\n  \
          for (int i = 0; i < {n}; ++i) printf(\"%.1f\\n\", out[i]);",
-        params(&entry, &p.pack())
+        params(&entry, "p", &p.pack())
     );
     let got = run(&cxx, spec, &body);
     assert_eq!(got.len(), n);
@@ -181,7 +182,7 @@ fn reduce_rows(cxx: &str, op: ReduceOp, rows: usize, cols: usize, value: &str) -
         "{}  static float x[{n}], part[{parts}];\n  \
          for (int i = 0; i < {n}; ++i) x[i] = {value};\n  \
          launch(3, {BLOCK}, [&] {{ {entry}(p, part, x); }});\n",
-        params(&entry, &p.pack())
+        params(&entry, "p", &p.pack())
     );
     if p.chunks > 1 {
         let q = p.second_pass();
@@ -190,10 +191,9 @@ fn reduce_rows(cxx: &str, op: ReduceOp, rows: usize, cols: usize, value: &str) -
             first,
             "one kernel serves both passes of an f32 reduction"
         );
-        let words = list(&q.pack(), "ull");
+        body.push_str(&params(&entry, "q", &q.pack()));
         body.push_str(&format!(
-            "  u64 w2[] = {{{words}}};\n  P_{entry} q;\n  __builtin_memcpy(&q, w2, sizeof w2);\n  \
-             static float out[{rows}];\n  launch(2, {BLOCK}, [&] {{ {entry}(q, out, part); }});\n  \
+            "  static float out[{rows}];\n  launch(2, {BLOCK}, [&] {{ {entry}(q, out, part); }});\n  \
              for (int i = 0; i < {rows}; ++i) printf(\"%.9g\\n\", out[i]);"
         ));
     } else {
@@ -258,7 +258,7 @@ fn threefry(cxx: &str, key: [u32; 2], counters: &Counters, form: BitsForm) -> Ve
     let body = format!(
         "{}  static u32 out[{n}];\n  launch(1, 1, [&] {{ {entry}(p, out); }});\n  \
          for (int i = 0; i < {n}; ++i) printf(\"%u\\n\", out[i]);",
-        params(&entry, &words)
+        params(&entry, "p", &words)
     );
     run(cxx, spec, &body).iter().map(|&v| v as u32).collect()
 }
