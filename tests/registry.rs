@@ -57,6 +57,14 @@ fn environment_controls_discovery() {
         "{text}"
     );
 
+    // Each device says what computes its matmul.
+    assert!(text.contains("matmul on cpu:0: ") && text.contains("matmul on tpu:3: "));
+    let (ok, blocked) = cli(&[("DLARRAY_CPU_GEMM", "crate")], &["devices"]);
+    assert!(
+        ok && blocked.contains("matmul on cpu:0: the gemm crate"),
+        "{blocked}"
+    );
+
     let (ok, text) = cli(&[("DLARRAY_BACKENDS", "cpu")], &["devices"]);
     assert!(ok && !text.contains("tpu:0"), "{text}");
     assert!(

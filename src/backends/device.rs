@@ -182,6 +182,10 @@ impl Device {
     pub fn kernel_dtypes(&self) -> Vec<crate::dtype::DType> {
         self.0.backend.kernel_dtypes(self.0.desc.index)
     }
+    /// What computes `matmul` here (see [`Backend::matmul_engine`]).
+    pub fn matmul_engine(&self) -> Option<String> {
+        self.0.backend.matmul_engine(self.0.desc.index)
+    }
     /// The memory kinds this device offers.
     pub fn memory_kinds(&self) -> &[MemoryKind] {
         &self.0.desc.memory_kinds

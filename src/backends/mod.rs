@@ -105,6 +105,12 @@ pub trait Backend: Send + Sync + Debug {
     fn kernel_dtypes(&self, _device: usize) -> Vec<DType> {
         DType::ALL.to_vec()
     }
+    /// What computes `matmul` on `device` (a library, or the backend's own kernel), and why
+    /// when it is not the usual one: what `dlarray devices` prints, so that a benchmark
+    /// reader knows what was measured. `None` when the backend does not say.
+    fn matmul_engine(&self, _device: usize) -> Option<String> {
+        None
+    }
 
     /// A new buffer holding `bytes` on `device` in memory `kind`.
     fn upload(&self, device: usize, kind: MemoryKind, bytes: &[u8]) -> Result<SharedBuffer>;

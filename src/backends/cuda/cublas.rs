@@ -58,6 +58,8 @@ pub struct Cublas {
     create: unsafe extern "C" fn(*mut Handle) -> Status,
     set_stream: unsafe extern "C" fn(Handle, *mut c_void) -> Status,
     gemm: GemmFn,
+    /// Where it was loaded from (what `dlarray devices` names).
+    pub path: String,
     _lib: Library,
     /// `libcublasLt`, which cuBLAS needs and a pip wheel's folder is not on the loader's
     /// path for: loaded first from the same folder.
@@ -113,6 +115,7 @@ impl Cublas {
             create: sym!("cublasCreate_v2"),
             set_stream: sym!("cublasSetStream_v2"),
             gemm: sym!("cublasGemmStridedBatchedEx"),
+            path: path.to_string(),
             _lt: lt,
             _lib: lib,
         })

@@ -60,6 +60,17 @@ fn other(call: &'static str, msg: impl Into<String>) -> DriverError {
 }
 
 impl CudaDriver {
+    /// cuBLAS, loaded on first use, or why it is not there.
+    fn cublas(&self) -> Result<&Cublas, &String> {
+        self.cublas
+            .get_or_init(|| match std::env::var("DLARRAY_CUDA_BLAS").as_deref() {
+                // The generated kernel for every matmul: A/B runs against cuBLAS.
+                Ok("0") => Err("cuBLAS disabled by DLARRAY_CUDA_BLAS=0".into()),
+                _ => Cublas::load(),
+            })
+            .as_ref()
+    }
+
     /// Initialises the driver and retains each device's primary context.
     pub fn new(lib: Lib, nvrtc: Result<Nvrtc, String>) -> Result<CudaDriver, String> {
         let ok = |call, code| check(&lib, call, code).map_err(|e| e.to_string());
@@ -413,15 +424,7 @@ impl Driver for CudaDriver {
         stream: StreamHandle,
         g: &crate::backends::gpu::blas::Gemm,
     ) -> Option<DriverResult<()>> {
-        let blas = self
-            .cublas
-            .get_or_init(|| match std::env::var("DLARRAY_CUDA_BLAS").as_deref() {
-                // The generated kernel for every matmul: A/B runs against cuBLAS.
-                Ok("0") => Err("disabled by DLARRAY_CUDA_BLAS=0".into()),
-                _ => Cublas::load(),
-            })
-            .as_ref()
-            .ok()?;
+        let blas = self.cublas().ok()?;
         if let Err(e) = self.dev(device, "cublasGemmStridedBatchedEx") {
             return Some(Err(e));
         }
@@ -454,6 +457,17 @@ impl Driver for CudaDriver {
                 None
             }
             r => Some(r),
+        }
+    }
+    fn blas(&self, device: usize) -> Result<String, String> {
+        let blas = self.cublas().map_err(Clone::clone)?;
+        let handles = self.blas_handles.lock().unwrap_or_else(|e| e.into_inner());
+        match handles.get(device) {
+            Some(BlasHandle::Refused) => Err(format!(
+                "cuBLAS ({}) refused a handle or a call on this device",
+                blas.path
+            )),
+            _ => Ok(format!("cuBLAS ({})", blas.path)),
         }
     }
     fn device_of_pointer(&self, ptr: u64) -> Option<usize> {

@@ -221,4 +221,11 @@ pub trait Driver: Send + Sync + 'static {
     ) -> Option<DriverResult<()>> {
         None
     }
+
+    /// The BLAS library `gemm` calls on `device` (its name or path), or why there is none
+    /// (not found, turned off, refused on this device). Looks the library up if no matmul
+    /// has yet.
+    fn blas(&self, _device: usize) -> Result<String, String> {
+        Err(format!("{} has no BLAS library", self.runtime()))
+    }
 }

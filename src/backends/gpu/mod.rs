@@ -164,6 +164,15 @@ impl<D: Driver> Backend for GpuBackend<D> {
     fn platform_version(&self) -> String {
         self.driver.platform_version()
     }
+    fn matmul_engine(&self, device: usize) -> Option<String> {
+        Some(match self.driver.blas(device) {
+            Ok(library) => format!(
+                "{library} for floating and complex dtypes with unit-stride rows or columns; \
+                 the generated kernel otherwise"
+            ),
+            Err(why) => format!("the generated kernel ({why})"),
+        })
+    }
     fn devices(&self) -> Vec<DeviceDesc> {
         self.devices
             .iter()

@@ -868,4 +868,17 @@ fn matmul_goes_through_the_blas_where_layouts_allow_and_matches_the_kernel() {
         "int32 matmul",
     );
     assert_eq!(fd.counters().gemms_queued, before);
+    // `dlarray devices` says which runs, and why the kernel does when it does.
+    let engine = d.matmul_engine().unwrap();
+    assert!(
+        engine.starts_with("the fake runtime's GEMM for"),
+        "{engine}"
+    );
+    fd.without_blas(true);
+    let engine = d.matmul_engine().unwrap();
+    fd.without_blas(false);
+    assert_eq!(
+        engine,
+        "the generated kernel (the fake runtime was set up without BLAS)"
+    );
 }

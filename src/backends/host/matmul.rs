@@ -117,6 +117,20 @@ pub(crate) fn matmul(
     }
 }
 
+/// What `matmul` runs on this processor (the backend's `matmul_engine`).
+pub(crate) fn engine() -> String {
+    #[cfg(target_arch = "x86_64")]
+    if gemm_avx2::enabled() {
+        return "dlarray's blocked AVX2 product for float32, float64, float16 and bfloat16 \
+                (16 or more rows and columns; DLARRAY_CPU_GEMM=crate turns it off), the gemm \
+                crate otherwise; a loop for integers and bool"
+            .into();
+    }
+    "the gemm crate for floating and complex dtypes (bfloat16 widened to float32); a loop \
+     for integers and bool"
+        .into()
+}
+
 fn out_shape(d: &Dims3) -> Vec<usize> {
     let mut s = d.batch.clone();
     s.extend([d.m, d.n]);

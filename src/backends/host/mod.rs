@@ -267,6 +267,9 @@ impl Backend for HostBackend {
     fn platform_version(&self) -> String {
         self.config.platform_version.clone()
     }
+    fn matmul_engine(&self, _device: usize) -> Option<String> {
+        Some(matmul::engine())
+    }
     fn devices(&self) -> Vec<DeviceDesc> {
         (0..self.config.device_count)
             .map(|index| DeviceDesc {

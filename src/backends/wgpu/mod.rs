@@ -536,6 +536,10 @@ impl Backend for WgpuBackend {
             .unwrap_or_default()
     }
 
+    fn matmul_engine(&self, _device: usize) -> Option<String> {
+        Some("dlarray's tiled WGSL kernel (narrow integers and bool widened to 32 bits)".into())
+    }
+
     fn upload(&self, device: usize, kind: MemoryKind, bytes: &[u8]) -> Result<SharedBuffer> {
         self.guard(device, || self.upload_raw(device, kind, bytes))
     }

@@ -140,6 +140,12 @@ fn devices() -> Result<()> {
     for r in &rows {
         line(&r.each_ref().map(String::as_str));
     }
+    // Below the table: a sentence each, too long for a column.
+    for d in &devices {
+        if let Some(engine) = d.matmul_engine() {
+            println!("matmul on {}: {engine}", d.name());
+        }
+    }
     for b in dlarray::backends() {
         if let Some(reason) = b.reason {
             println!("(backend {} unavailable: {reason})", b.name);

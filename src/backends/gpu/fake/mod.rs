@@ -713,6 +713,13 @@ impl Driver for FakeDriver {
         s.push(device, stream.0, Op::Gemm(*g));
         Some(Ok(()))
     }
+    fn blas(&self, _device: usize) -> Result<String, String> {
+        if self.state().no_blas {
+            Err("the fake runtime was set up without BLAS".into())
+        } else {
+            Ok("the fake runtime's GEMM".into())
+        }
+    }
     fn device_of_pointer(&self, ptr: u64) -> Option<usize> {
         let s = self.state();
         let (&start, b) = s.device.range(..=ptr).next_back()?;
