@@ -25,6 +25,8 @@ pub(crate) struct DeviceState<D: Driver> {
     pub pool: Mutex<DevicePool>,
     pub pinned: Arc<PinnedPool<D>>,
     pub deferred: Mutex<Vec<Deferred>>,
+    /// The piece size of transfers from and to host memory that is not pinned.
+    pub staging_piece: usize,
     kernels: Mutex<HashMap<KernelSpec, FunctionHandle>>,
     /// Set once the device is lost; every later call fails with it.
     lost: Mutex<Option<String>>,
@@ -50,6 +52,7 @@ impl<D: Driver> DeviceState<D> {
             pool: Mutex::new(DevicePool::new(pool_limit)),
             pinned,
             deferred: Mutex::new(Vec::new()),
+            staging_piece: super::transfer::STAGING_PIECE,
             kernels: Mutex::new(HashMap::new()),
             lost: Mutex::new(None),
         })

@@ -882,3 +882,114 @@ fn matmul_goes_through_the_blas_where_layouts_allow_and_matches_the_kernel() {
         "the generated kernel (the fake runtime was set up without BLAS)"
     );
 }
+
+/// A backend whose transfers from host memory go in pieces of `piece` bytes.
+fn with_pieces(piece: usize) -> GpuBackend<FakeDriver> {
+    GpuBackend::new(
+        FakeDriver::new("fakecuda-pieces", 1),
+        PoolLimits {
+            staging_piece: piece,
+            ..PoolLimits::default()
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn large_transfers_from_host_memory_go_in_pieces_through_two_pinned_blocks() {
+    const PIECE: usize = 4096;
+    let be = with_pieces(PIECE);
+    let fd = be.driver();
+    let pattern = |n: usize| -> Vec<u8> { (0..n).map(|i| (i * 7 + i / 251) as u8).collect() };
+    let read = |b: &crate::backends::SharedBuffer, n: usize| {
+        let l = crate::layout::Layout::contiguous(&[n]).unwrap();
+        let mut out = vec![0u8; n];
+        be.download(typed(b, &l, DType::U8), &mut out).unwrap();
+        out
+    };
+    // Up to four pieces: one pinned block of the whole size, one copy.
+    let small = pattern(4 * PIECE);
+    let before = fd.counters();
+    let b = be.upload(0, MemoryKind::Device, &small).unwrap();
+    be.synchronize(0).unwrap();
+    assert_eq!(fd.counters().copies_run - before.copies_run, 1);
+    assert_eq!(read(&b, small.len()), small);
+    // Beyond: ten pieces (the last one short) through at most two new pinned blocks of a
+    // piece each, for the upload and for the download.
+    let n = 9 * PIECE + 123;
+    let data = pattern(n);
+    be.synchronize(0).unwrap();
+    let before = fd.counters();
+    let blocks_before = fd.live_pinned_blocks();
+    let b = be.upload(0, MemoryKind::Device, &data).unwrap();
+    be.synchronize(0).unwrap();
+    let after_upload = fd.counters();
+    assert_eq!(after_upload.copies_run - before.copies_run, 10);
+    assert!(after_upload.host_allocs - before.host_allocs <= 2);
+    assert_eq!(read(&b, n), data);
+    let after = fd.counters();
+    assert_eq!(after.copies_run - after_upload.copies_run, 10, "in pieces");
+    assert_eq!(
+        after.host_allocs, after_upload.host_allocs,
+        "the cached blocks"
+    );
+    assert!(fd.live_pinned_blocks() <= blocks_before + 2);
+    // A part of it, from an offset that is not a piece boundary.
+    let l = crate::layout::Layout::contiguous(&[n]).unwrap();
+    let view = l
+        .slice(&[crate::layout::Slice::new(Some(5000), None, 1)])
+        .unwrap();
+    let mut part = vec![0u8; n - 5000];
+    be.download(typed(&b, &view, DType::U8), &mut part).unwrap();
+    assert_eq!(part, data[5000..]);
+    // A writer (a move from another backend) fills host memory first, then pieces.
+    let before = fd.counters();
+    // SAFETY: the closure writes every byte and reads none.
+    let w = unsafe {
+        be.upload_with(0, MemoryKind::Device, n, &mut |dst| {
+            dst.copy_from_slice(&data);
+            Ok(())
+        })
+    }
+    .unwrap();
+    be.synchronize(0).unwrap();
+    assert_eq!(fd.counters().copies_run - before.copies_run, 10);
+    assert_eq!(read(&w, n), data);
+    // Pinned memory is asked for as such: one block, written in place.
+    let p = be.upload(0, MemoryKind::PinnedHost, &data).unwrap();
+    assert_eq!(read(&p, n), data);
+}
+
+#[test]
+fn a_device_lost_during_a_transfer_in_pieces_is_an_error_that_leaks_no_pinned_block() {
+    const PIECE: usize = 4096;
+    let n = 10 * PIECE;
+    let data = vec![3u8; n];
+    // Lost at the fourth piece of an upload.
+    let be = with_pieces(PIECE);
+    let fd = be.driver();
+    fd.lose_device_after_copies(0, 3);
+    let e = be.upload(0, MemoryKind::Device, &data).unwrap_err();
+    assert!(matches!(e, Error::DeviceLost { .. }), "{e}");
+    assert!(be.synchronize(0).is_err());
+    let no_leak = |be: &GpuBackend<FakeDriver>| {
+        // Whatever waits in the deferred queue goes back, then the cache is emptied: a
+        // block that went neither way would still be pinned.
+        be.devices[0].pump(true);
+        be.devices[0].pinned.trim();
+        assert_eq!(be.driver().live_pinned_blocks(), 0);
+    };
+    no_leak(&be);
+    // Lost at the fourth piece of a download.
+    let be = with_pieces(PIECE);
+    let fd = be.driver();
+    let b = be.upload(0, MemoryKind::Device, &data).unwrap();
+    be.synchronize(0).unwrap();
+    let l = crate::layout::Layout::contiguous(&[n]).unwrap();
+    fd.lose_device_after_copies(0, 3);
+    let mut out = vec![0u8; n];
+    let e = be.download(typed(&b, &l, DType::U8), &mut out).unwrap_err();
+    assert!(matches!(e, Error::DeviceLost { .. }), "{e}");
+    drop(b);
+    no_leak(&be);
+}

@@ -9,9 +9,117 @@ use crate::backends::MemoryKind;
 use crate::error::{Error, Result};
 use std::sync::Arc;
 
-/// Downloads are staged in pieces of this size, so a large array needs no pinned block of
-/// its own size.
-const STAGING_PIECE: usize = 64 << 20;
+/// Host memory that is not pinned moves in pieces of this size (by default) through two
+/// pinned blocks taking turns: the host copies one piece while the device copies the other,
+/// and a large array needs no pinned block of its own size (pinning costs ~10x the copy, and
+/// a 4 GiB upload would have pinned 4 GiB on every call: more than the cache keeps).
+pub(crate) const STAGING_PIECE: usize = 16 << 20;
+
+/// Uploads of up to this many pieces (64 MiB by default) stage through one pinned block of
+/// their size, which the writer fills directly (one copy, and the block comes back to the
+/// cache); larger ones go in pieces.
+const WHOLE_STAGING_PIECES: usize = 4;
+
+/// Whether an upload of `len` bytes of `kind` to `dev` goes in pieces.
+fn in_pieces<D: Driver>(dev: &DeviceState<D>, kind: MemoryKind, len: usize) -> bool {
+    kind == MemoryKind::Device && len > dev.staging_piece.saturating_mul(WHOLE_STAGING_PIECES)
+}
+
+/// A pinned staging block and the event after the last copy that used it.
+struct Staging {
+    ptr: HostPtr,
+    class: usize,
+    used: Option<super::driver::EventHandle>,
+}
+
+impl Staging {
+    fn new<D: Driver>(dev: &DeviceState<D>, bytes: usize) -> Result<Staging> {
+        let (ptr, class) = dev.pinned_alloc(bytes)?;
+        Ok(Staging {
+            ptr,
+            class,
+            used: None,
+        })
+    }
+
+    /// Waits until the last copy using the block has run.
+    fn wait<D: Driver>(&mut self, dev: &DeviceState<D>) -> Result<()> {
+        match self.used.take() {
+            Some(ev) => {
+                let r = dev.driver.event_synchronize(dev.index, ev);
+                dev.driver.event_destroy(dev.index, ev);
+                dev.ok(r)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Records that a copy queued on `stream` uses the block.
+    fn used_by<D: Driver>(
+        &mut self,
+        dev: &DeviceState<D>,
+        stream: super::driver::StreamHandle,
+    ) -> Result<()> {
+        self.used = Some(dev.ok(dev.driver.event_record(dev.index, stream))?);
+        Ok(())
+    }
+
+    fn addr(&self) -> u64 {
+        self.ptr.0.as_ptr() as u64
+    }
+}
+
+/// The staging blocks of a transfer in pieces, given back when it ends: to the cache at
+/// once where every copy using them has run, else after the compute stream passes (uploads
+/// run there) or once the copy stream has (downloads: a failed one may have copies queued).
+fn release_pieces<D: Driver>(dev: &DeviceState<D>, blocks: Vec<Staging>, on_copy_stream: bool) {
+    for mut b in blocks {
+        if on_copy_stream {
+            // A lost device fails at once and reads nothing more: the block is free anyway.
+            let _ = b.wait(dev);
+            dev.pinned.free(b.ptr, b.class);
+        } else {
+            if let Some(ev) = b.used.take() {
+                dev.driver.event_destroy(dev.index, ev);
+            }
+            release_staging(dev, b.ptr, b.class);
+        }
+    }
+}
+
+/// Copies host memory `src` (not pinned) to device address `dst` on the compute stream, in
+/// pieces through two pinned blocks: the host fills one while the device reads the other.
+fn upload_pieces<D: Driver>(dev: &DeviceState<D>, src: &[u8], dst: u64) -> Result<()> {
+    let piece = dev.staging_piece.min(src.len()).max(1);
+    let mut blocks: Vec<Staging> = Vec::with_capacity(2);
+    let result = (|| {
+        for (i, chunk) in src.chunks(piece).enumerate() {
+            if blocks.len() <= i % 2 {
+                blocks.push(Staging::new(dev, piece)?);
+            }
+            let b = &mut blocks[i % 2];
+            b.wait(dev)?;
+            // SAFETY: the block holds `piece >= chunk.len()` bytes, and the copy that read
+            // it last has run (waited above): nothing else reads or writes it.
+            unsafe { std::ptr::copy_nonoverlapping(chunk.as_ptr(), b.ptr.0.as_ptr(), chunk.len()) };
+            // SAFETY: the target range lies inside the caller's allocation of `src.len()`
+            // bytes; the block stays ours until its event has passed (`release_pieces`).
+            dev.ok(unsafe {
+                dev.driver.memcpy(
+                    dev.index,
+                    dev.stream,
+                    dst + (i * piece) as u64,
+                    b.addr(),
+                    chunk.len(),
+                )
+            })?;
+            b.used_by(dev, dev.stream)?;
+        }
+        Ok(())
+    })();
+    release_pieces(dev, blocks, false);
+    result
+}
 
 fn refuse_kind(dev: &DeviceState<impl Driver>, kind: MemoryKind) -> Error {
     Error::invalid(format!(
@@ -61,6 +169,21 @@ pub(crate) unsafe fn upload_with<D: Driver>(
     len: usize,
     write: &mut dyn FnMut(&mut [u8]) -> Result<()>,
 ) -> Result<GpuBuffer<D>> {
+    if in_pieces(dev, kind, len) {
+        // Large: the writer fills host memory (fresh zero pages: no memset), which moves in
+        // pieces. One more host copy than the whole-size pinned block, but pinning a block
+        // that size cost more than copying it.
+        let mut host = Vec::new();
+        host.try_reserve_exact(len)
+            .map_err(|_| Error::OutOfMemory {
+                device: "host".into(),
+                bytes: len as u128,
+                reason: format!("staging an upload to {}", dev.name),
+            })?;
+        host.resize(len, 0u8);
+        write(&mut host)?;
+        return upload(dev, kind, &host);
+    }
     let (staging, class) = dev.pinned_alloc(len)?;
     // SAFETY: the block holds at least `len` bytes and nothing else uses it; `write`
     // initialises all of them before anyone reads.
@@ -111,6 +234,28 @@ pub(crate) unsafe fn upload_with<D: Driver>(
     }
 }
 
+/// A new buffer of `kind` on `dev` holding `bytes` (host memory that is not pinned).
+pub(crate) fn upload<D: Driver>(
+    dev: &Arc<DeviceState<D>>,
+    kind: MemoryKind,
+    bytes: &[u8],
+) -> Result<GpuBuffer<D>> {
+    if in_pieces(dev, kind, bytes.len()) {
+        let mem = alloc(dev, kind, bytes.len())?;
+        let dst = mem.unified();
+        // Dropped on an error: its memory goes back after the copies queued so far.
+        let buffer = GpuBuffer::new(dev.clone(), mem, bytes.len(), kind, None);
+        upload_pieces(dev, bytes, dst)?;
+        return finish(buffer);
+    }
+    let mut write = |dst: &mut [u8]| {
+        dst.copy_from_slice(bytes);
+        Ok(())
+    };
+    // SAFETY: `write` writes every byte of `dst` and reads none.
+    unsafe { upload_with(dev, kind, bytes.len(), &mut write) }
+}
+
 /// Records the event after the work writing `buffer` and returns it.
 pub(crate) fn finish<D: Driver>(mut buffer: GpuBuffer<D>) -> Result<GpuBuffer<D>> {
     buffer.ready = Some(buffer.dev.record()?);
@@ -153,44 +298,41 @@ pub(crate) fn download<D: Driver>(src: &GpuBuffer<D>, start: usize, dst: &mut [u
         };
         return Ok(());
     }
-    let piece = dst.len().min(STAGING_PIECE);
-    let (staging, class) = dev.pinned_alloc(piece)?;
+    // Pieces through two pinned blocks: the device copies piece i + 1 while the host
+    // copies piece i out.
+    let piece = dst.len().min(dev.staging_piece).max(1);
+    let mut blocks: Vec<Staging> = Vec::with_capacity(2);
+    let total = dst.len();
+    let n = total.div_ceil(piece);
+    let queue = |blocks: &mut Vec<Staging>, i: usize| -> Result<()> {
+        if blocks.len() <= i % 2 {
+            blocks.push(Staging::new(dev, piece)?);
+        }
+        let b = &mut blocks[i % 2];
+        let len = piece.min(total - i * piece);
+        let from = src.unified() + (start + i * piece) as u64;
+        // SAFETY: the source range is inside the buffer, which outlives this call; the
+        // block holds `piece >= len` bytes, its previous piece was copied out (waited for
+        // below before this piece was queued), and it is ours until `release_pieces`.
+        dev.ok(unsafe { d.memcpy(dev.index, dev.copy_stream, b.addr(), from, len) })?;
+        b.used_by(dev, dev.copy_stream)
+    };
     let result = (|| {
+        queue(&mut blocks, 0)?;
         for (i, chunk) in dst.chunks_mut(piece).enumerate() {
-            let from = src.unified() + (start + i * piece) as u64;
-            // SAFETY: the source range is inside the buffer, which outlives this call; the
-            // staging block holds `piece >= chunk.len()` bytes and is ours until freed below,
-            // after the copy's event has passed.
-            dev.ok(unsafe {
-                d.memcpy(
-                    dev.index,
-                    dev.copy_stream,
-                    staging.0.as_ptr() as u64,
-                    from,
-                    chunk.len(),
-                )
-            })?;
-            let ev = dev.ok(d.event_record(dev.index, dev.copy_stream))?;
-            let waited = d.event_synchronize(dev.index, ev);
-            d.event_destroy(dev.index, ev);
-            dev.ok(waited)?;
-            // SAFETY: the copy into the staging block has finished.
+            if i + 1 < n {
+                queue(&mut blocks, i + 1)?;
+            }
+            let b = &mut blocks[i % 2];
+            b.wait(dev)?;
+            // SAFETY: the copy into the block has finished; `chunk` is a distinct slice.
             unsafe {
-                std::ptr::copy_nonoverlapping(staging.0.as_ptr(), chunk.as_mut_ptr(), chunk.len())
+                std::ptr::copy_nonoverlapping(b.ptr.0.as_ptr(), chunk.as_mut_ptr(), chunk.len())
             };
         }
         Ok(())
     })();
-    if result.is_ok() {
-        dev.pinned.free(staging, class);
-    } else {
-        // A failed copy may still be queued: release the block after the copy stream.
-        dev.defer(Box::new(PinnedReturn {
-            pool: Some(dev.pinned.clone()),
-            ptr: staging,
-            class,
-        }));
-    }
+    release_pieces(dev, blocks, true);
     result
 }
 

@@ -120,6 +120,8 @@ struct State {
     async_error: Vec<Option<DriverError>>,
     budget: Vec<Option<usize>>,
     lose_after: Vec<Option<usize>>,
+    /// Copies a device still queues before it is lost (at the next one).
+    copies_left: Vec<Option<usize>>,
     fail_next_run: Option<DriverErrorKind>,
     fail_loads: bool,
     /// No BLAS library: matmul takes the generated kernel.
@@ -312,6 +314,7 @@ impl FakeDriver {
                 async_error: vec![None; devices],
                 budget: vec![None; devices],
                 lose_after: vec![None; devices],
+                copies_left: vec![None; devices],
                 fail_next_run: None,
                 fail_loads: false,
                 no_blas: false,
@@ -372,6 +375,10 @@ impl FakeDriver {
     /// devices from the start).
     pub fn lose_device_after(&self, device: usize, launches: usize) {
         self.state().lose_after[device] = Some(launches);
+    }
+    /// The device is lost when the runtime queues a copy on it after `copies` more.
+    pub fn lose_device_after_copies(&self, device: usize, copies: usize) {
+        self.state().copies_left[device] = Some(copies);
     }
     /// The next kernel to run fails with `kind`.
     pub fn fail_next_run(&self, kind: DriverErrorKind) {
@@ -631,6 +638,14 @@ impl Driver for FakeDriver {
         bytes: usize,
     ) -> DriverResult<()> {
         let mut s = self.state();
+        if let Some(left) = s.copies_left[device] {
+            if left == 0 {
+                s.copies_left[device] = None;
+                s.lost[device] = Some("CUDA_ERROR_LAUNCH_FAILED (injected during a copy)".into());
+            } else {
+                s.copies_left[device] = Some(left - 1);
+            }
+        }
         self.live(&s, device, "cuMemcpyAsync")?;
         s.push(device, stream.0, Op::Copy { dst, src, bytes });
         Ok(())
