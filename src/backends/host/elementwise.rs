@@ -2,7 +2,7 @@
 #![allow(clippy::bool_comparison)] // generic comparisons instantiated for bool too
 
 use super::engine::{
-    alloc_out, alloc_out_shifted, map1, map2, matching_shift, out_ptr, out_slice, par_ranges,
+    alloc_out, alloc_out_shifted, map1_in, map2, matching_shift, out_ptr, out_slice, par_ranges,
 };
 use super::math::{
     Arith, ComplexSign, DivMod, Real, RealFloat, Rounding, Shift, Transcendental, dispatch,
@@ -29,10 +29,20 @@ fn run1<T: Element, U: Element>(
     x: TensorRef<'_>,
     f: impl Fn(T) -> U + Sync + Send,
 ) -> Result<HostBuffer> {
+    run1_in::<simd::Avx2, T, U>(be, dev, x, f)
+}
+
+/// [`run1`] in the lanes `L` says (see `engine::map1_in`).
+fn run1_in<L: simd::Lanes, T: Element, U: Element>(
+    be: &HostBackend,
+    dev: &HostDevice,
+    x: TensorRef<'_>,
+    f: impl Fn(T) -> U + Sync + Send,
+) -> Result<HostBuffer> {
     let v = be.view::<T>(x)?;
     let shift = matching_shift::<T, U>(&[first(&v)], v.len());
     let mut out = alloc_out_shifted::<U>(dev, v.len(), shift)?;
-    map1(dev, v, out_ptr(&mut out), f);
+    map1_in::<L, T, U>(dev, v, out_ptr(&mut out), f);
     Ok(out)
 }
 
@@ -68,7 +78,7 @@ fn half_exp<T: Element>(
                 widen(src, w);
                 // SAFETY: `widen` wrote every element of `w`.
                 let w: &mut [f32] = unsafe { &mut *(w as *mut [MaybeUninit<f32>] as *mut [f32]) };
-                simd::wide(
+                simd::wide_arith(
                     #[inline(always)]
                     || w.iter_mut().for_each(|e| *e = super::expf::exp_f32(*e)),
                 );
@@ -176,6 +186,13 @@ pub(crate) fn unary(
                 (UnaryOp::Exp, DType::BF16) => {
                     half_exp(be, dev, x, simd::bf16_to_f32, simd::f32_to_bf16)
                 }
+                // Bound by arithmetic: AVX-512 where there is one (`simd::wide_arith`).
+                (UnaryOp::Exp, DType::F32) => Some(run1_in::<simd::Widest, f32, f32>(
+                    be,
+                    dev,
+                    x,
+                    super::expf::exp_f32,
+                )),
                 _ => None,
             };
             if let Some(r) = blocked {

@@ -348,6 +348,17 @@ pub(crate) fn map1<T: Element, U: Element>(
     out: SendPtr<MaybeUninit<U>>,
     f: impl Fn(T) -> U + Sync + Send,
 ) {
+    map1_in::<super::simd::Avx2, T, U>(dev, x, out, f)
+}
+
+/// [`map1`], its contiguous loop run in the lanes `L` says (`simd::Widest` for a loop bound
+/// by arithmetic).
+pub(crate) fn map1_in<L: super::simd::Lanes, T: Element, U: Element>(
+    dev: &HostDevice,
+    x: View<'_, T>,
+    out: SendPtr<MaybeUninit<U>>,
+    f: impl Fn(T) -> U + Sync + Send,
+) {
     let n = x.len();
     let o = out;
     let bytes = size_of::<T>() + size_of::<U>();
@@ -365,7 +376,7 @@ pub(crate) fn map1<T: Element, U: Element>(
             let os = unsafe { out_slice(o, &r) };
             let xs = &xs[r];
             let head = aligned_head(os.as_ptr(), os.len());
-            wide(
+            L::run(
                 #[inline(always)]
                 || {
                     // One loop over two spans (the unaligned head, then the rest), so it is

@@ -2,7 +2,9 @@
 //!
 //! The C library's `expf` is a call per element (~4 ns on this 2.45 GHz EPYC; no loop around
 //! it can vectorise). This one has no branch and no call: in a loop compiled for AVX2
-//! (`simd::wide`) it runs 4 lanes of f64 per instruction, ~1.5 ns an element. It computes in
+//! (`simd::wide`) it runs 4 lanes of f64 per instruction, ~1.05 ns an element, and for
+//! AVX-512 (`simd::wide_arith`, where the processor has it) 8 lanes, ~0.80 ns, with the same
+//! bits (`every_lane_width_gives_the_bits_of_the_scalar_function`, run in release). It computes in
 //! f64, as glibc's `expf` does, so the result is the exact value rounded once to float32
 //! except within ~1e-11 of a halfway case: 1,431 of the 2^32 float32s differ by one ulp from
 //! the f64 `exp` rounded (glibc's own bound is 0.502 ulp; PyTorch's SLEEF `expf_u10`
@@ -63,6 +65,48 @@ mod tests {
     /// The distance in float32 steps between two finite floats of one sign.
     fn ulps(a: f32, b: f32) -> u32 {
         a.to_bits().abs_diff(b.to_bits())
+    }
+
+    #[test]
+    fn every_lane_width_gives_the_bits_of_the_scalar_function() {
+        // Spread over every exponent, NaN and infinities included.
+        let xs: Vec<f32> = (0..1u32 << 17)
+            .map(|i| f32::from_bits(i.wrapping_mul(32_771)))
+            .collect();
+        let scalar: Vec<u32> = xs.iter().map(|&x| exp_f32(x).to_bits()).collect();
+        use crate::backends::host::simd::{wide, wide_arith};
+        // The loop inlined into each lane width's function (a `dyn` closure would not be).
+        #[inline(always)]
+        fn each(o: &mut [f32]) {
+            o.iter_mut().for_each(|e| *e = exp_f32(*e));
+        }
+        let by = |widest: bool| {
+            let mut out = xs.clone();
+            if widest {
+                wide_arith(
+                    #[inline(always)]
+                    || each(&mut out),
+                );
+            } else {
+                wide(
+                    #[inline(always)]
+                    || each(&mut out),
+                );
+            }
+            out.iter().map(|v| v.to_bits()).collect::<Vec<u32>>()
+        };
+        let nan = |v: &u32| f32::from_bits(*v).is_nan();
+        let same = |a: &[u32]| {
+            a.iter()
+                .zip(&scalar)
+                .all(|(p, q)| p == q || (nan(p) && nan(q)))
+        };
+        assert!(same(&by(false)));
+        assert!(same(&by(true)));
+        // And through the backend's kernel, split over its threads.
+        let a = crate::Array::from_vec(xs.clone(), &[xs.len()]).unwrap();
+        let e = a.exp().unwrap().to_vec::<f32>().unwrap();
+        assert!(same(&e.iter().map(|v| v.to_bits()).collect::<Vec<_>>()));
     }
 
     #[test]
