@@ -64,6 +64,25 @@ def compare(name, ours, theirs):
     print(f"RATIO {name:50s} {r:6.3f}x (no target)", flush=True)
 
 
+def pageable(dev, k, dv, g):
+    """Pageable host memory, 256 MiB, a new destination each time on both sides."""
+    # Pageable host memory, 256 MiB, a new destination each time on both sides: torch's
+    # cudaMemcpy stages in the driver; dlarray in 16 MiB pieces through two pinned blocks
+    # (a NumPy array read in place, so h2d also copies it into host staging first).
+    hc = torch.rand(k)
+    t_ph2d = timed(lambda: hc.to(dev), tsync, 3)
+    figure("torch pageable h2d 256 MiB", t_ph2d, 4 * k)
+    t_pd2h = timed(lambda: dv.cpu(), tsync, 3)
+    figure("torch pageable d2h 256 MiB", t_pd2h, 4 * k)
+    hd = dlarray.from_dlpack(hc.numpy())
+    d_ph2d = timed(lambda: hd.to_device(dev), dsync, 3)
+    figure("dlarray pageable h2d 256 MiB", d_ph2d, 4 * k)
+    d_pd2h = timed(lambda: g.to_device("cpu:0"), dsync, 3)
+    figure("dlarray pageable d2h 256 MiB", d_pd2h, 4 * k)
+    compare("pageable h2d vs torch", d_ph2d, t_ph2d)
+    compare("pageable d2h vs torch", d_pd2h, t_pd2h)
+
+
 def main():
     dev = "cuda:0"
     n = 256 << 20
@@ -129,22 +148,12 @@ def main():
     figure("dlarray pinned d2h 256 MiB", d_d2h, 4 * k)
     ratio("pinned h2d vs torch's cudaMemcpyAsync", d_h2d, t_h2d, 0.9)
     ratio("pinned d2h vs torch's cudaMemcpyAsync", d_d2h, t_d2h, 0.9)
-    # Pageable host memory, 256 MiB, a new destination each time on both sides: torch's
-    # cudaMemcpy stages in the driver; dlarray in 16 MiB pieces through two pinned blocks
-    # (a NumPy array read in place, so h2d also copies it into host staging first).
-    hc = torch.rand(k)
-    t_ph2d = timed(lambda: hc.to(dev), tsync, 3)
-    figure("torch pageable h2d 256 MiB", t_ph2d, 4 * k)
-    t_pd2h = timed(lambda: dv.cpu(), tsync, 3)
-    figure("torch pageable d2h 256 MiB", t_pd2h, 4 * k)
-    hd = dlarray.from_dlpack(hc.numpy())
-    d_ph2d = timed(lambda: hd.to_device(dev), dsync, 3)
-    figure("dlarray pageable h2d 256 MiB", d_ph2d, 4 * k)
-    d_pd2h = timed(lambda: g.to_device("cpu:0"), dsync, 3)
-    figure("dlarray pageable d2h 256 MiB", d_pd2h, 4 * k)
-    compare("pageable h2d vs torch", d_ph2d, t_ph2d)
-    compare("pageable d2h vs torch", d_pd2h, t_pd2h)
-    del hp, dv, g, pin, hc, hd
+    # Informational (no target): a failure here must not cost the figures after it.
+    try:
+        pageable(dev, k, dv, g)
+    except Exception as e:  # noqa: BLE001
+        print(f"pageable transfers: FAILED: {e!r}", flush=True)
+    del hp, dv, g, pin
 
     # An 8-element add, from Python on both sides: launch and dispatch cost.
     s = torch.rand(8, device=dev)
