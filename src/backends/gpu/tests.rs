@@ -958,6 +958,15 @@ fn large_transfers_from_host_memory_go_in_pieces_through_two_pinned_blocks() {
     // Pinned memory is asked for as such: one block, written in place.
     let p = be.upload(0, MemoryKind::PinnedHost, &data).unwrap();
     assert_eq!(read(&p, n), data);
+    // Host staging that cannot be had is an error, before the writer runs.
+    // SAFETY: the closure writes every byte (it is never called).
+    let e = unsafe {
+        be.upload_with(0, MemoryKind::Device, 1 << 62, &mut |_| {
+            panic!("the writer runs only once its memory exists")
+        })
+    }
+    .unwrap_err();
+    assert!(matches!(e, Error::OutOfMemory { .. }), "{e}");
 }
 
 #[test]

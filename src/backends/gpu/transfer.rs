@@ -170,17 +170,14 @@ pub(crate) unsafe fn upload_with<D: Driver>(
     write: &mut dyn FnMut(&mut [u8]) -> Result<()>,
 ) -> Result<GpuBuffer<D>> {
     if in_pieces(dev, kind, len) {
-        // Large: the writer fills host memory (fresh zero pages: no memset), which moves in
-        // pieces. One more host copy than the whole-size pinned block, but pinning a block
-        // that size cost more than copying it.
-        let mut host = Vec::new();
-        host.try_reserve_exact(len)
-            .map_err(|_| Error::OutOfMemory {
-                device: "host".into(),
-                bytes: len as u128,
-                reason: format!("staging an upload to {}", dev.name),
-            })?;
-        host.resize(len, 0u8);
+        // Large: the writer fills host memory, which moves in pieces. One more host copy
+        // than the whole-size pinned block, but pinning a block that size cost more than
+        // copying it.
+        let mut host = zeroed_host(len).ok_or_else(|| Error::OutOfMemory {
+            device: "host".into(),
+            bytes: len as u128,
+            reason: format!("staging an upload to {}", dev.name),
+        })?;
         write(&mut host)?;
         return upload(dev, kind, &host);
     }
@@ -232,6 +229,22 @@ pub(crate) unsafe fn upload_with<D: Driver>(
             Err(refuse_kind(dev, other))
         }
     }
+}
+
+/// `len` zero bytes from the allocator's zeroed memory (`calloc`: at this size fresh pages
+/// the kernel zeroes as they are first written, not a pass of its own), or `None` when the
+/// allocation fails.
+fn zeroed_host(len: usize) -> Option<Vec<u8>> {
+    if len == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(len).ok()?;
+    // SAFETY: the layout has a non-zero size.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) };
+    // SAFETY: `p` is a fresh allocation of the global allocator with the layout of `len`
+    // bytes (alignment 1), all initialised (zeroed): a Vec<u8> of length and capacity `len`
+    // may own it.
+    (!p.is_null()).then(|| unsafe { Vec::from_raw_parts(p, len, len) })
 }
 
 /// A new buffer of `kind` on `dev` holding `bytes` (host memory that is not pinned).
