@@ -21,8 +21,8 @@
 //! 64K-element add took 56 µs split and the second 200 µs alone, against 5 and 10 µs warm),
 //! and a figure set by them took thousands of ops to forget (in `dlarray bench`, whole
 //! 64K-element cells ran alone at ~10 µs, against ~5 µs split). Until a way has `YOUNG`
-//! samples its figure is their running mean, which forgets the first ones fast; and only
-//! raises are bounded (a preempted op), a low sample counts in full.
+//! samples its figure is the least of them, and stretches come every `YOUNG_EVERY` ops;
+//! after, only raises are bounded (a preempted op), a low sample counts in full.
 //!
 //! What learning cannot fix: on this guest whole processes run a 256K-element add (beyond
 //! the band, always split) at 34 µs instead of 18-20, both threads taking 4 of its 8 chunks
@@ -53,8 +53,12 @@ const HALF: u32 = 4;
 /// The first octave where an op splits before anything is measured.
 const SPLIT_FIRST: usize = 2;
 
-/// Samples of a way after which its figure becomes a moving average (before: their mean).
+/// Samples of a way after which its figure becomes a moving average (before: their least).
 const YOUNG: u32 = 8;
+
+/// While a way of an octave has fewer than `YOUNG` samples, one op in this many starts a
+/// stretch (instead of one in `1 << EXPLORE_SHIFT`).
+const YOUNG_EVERY: u64 = 16;
 
 /// How a mid-size op runs, and whether its time counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,12 +96,23 @@ impl MidBand {
             _ => split < alone,
         };
         // Only stretches are timed: outside them an op pays no clock reads. A way never
-        // measured starts one at once.
+        // measured starts one at once, and while a way is young one starts every
+        // `YOUNG_EVERY` ops, so that its first figure, still cold, is soon replaced.
         let left = &self.stretch[octave];
         let mut n = left.load(Ordering::Relaxed);
         if n == 0 {
             let unmeasured = split == 0 || alone == 0;
-            if !unmeasured && !explores(self.ops.fetch_add(1, Ordering::Relaxed)) {
+            let young = self.samples[octave]
+                .iter()
+                .any(|c| c.load(Ordering::Relaxed) < YOUNG);
+            let k = self.ops.fetch_add(1, Ordering::Relaxed);
+            let start = unmeasured
+                || if young {
+                    k % YOUNG_EVERY == 0
+                } else {
+                    explores(k)
+                };
+            if !start {
                 return Choice {
                     split: best,
                     octave: None,
@@ -131,9 +146,15 @@ impl MidBand {
             // A thread preempted mid-op takes 100x as long: bound how far one sample raises
             // the figure. Nothing makes an op 100x faster: a low sample counts in full.
             let sample = sample.min(old.saturating_mul(2));
-            // The running mean of the first samples, then a moving average over ~YOUNG.
-            let w = u64::from(n);
-            old - old / w + sample / w
+            if n < YOUNG {
+                // Young: the least sample so far. The first ones are cold (they take 2-10x
+                // as long), and only the warm ones come near the least.
+                old.min(sample)
+            } else {
+                // Then a moving average over ~YOUNG samples.
+                let w = u64::from(YOUNG);
+                old - old / w + sample / w
+            }
         };
         cell.store(new.max(1), Ordering::Relaxed);
     }
@@ -210,7 +231,14 @@ mod tests {
     #[test]
     fn the_first_op_of_a_stretch_does_not_count_and_octaves_learn_apart() {
         let band = MidBand::default();
-        feed(&band, MIN, 2000, 3000, 2 * HALF as usize);
+        // Young ways explore every `YOUNG_EVERY` ops until each has `YOUNG` samples.
+        let splits = feed(&band, MIN, 2000, 3000, 40 * YOUNG_EVERY as usize);
+        assert!(splits >= YOUNG as usize, "{splits}");
+        assert!(
+            band.samples[0]
+                .iter()
+                .all(|c| c.load(Ordering::Relaxed) == YOUNG)
+        );
         let mut seen = Vec::new();
         for _ in 0..2000 {
             let c = band.choose(MIN, MIN);
@@ -266,11 +294,12 @@ mod tests {
             octave: Some(0),
         };
         let figure = |band: &MidBand| band.cost[0][1].load(Ordering::Relaxed);
-        // Young: the mean of the samples so far (each bounded to twice the figure).
-        band.record(c, MIN, Duration::from_nanos(4000));
+        // Young: the least sample so far (a cold first one is forgotten at once).
+        band.record(c, MIN, Duration::from_nanos(40_000));
         band.record(c, MIN, Duration::from_nanos(2000));
+        band.record(c, MIN, Duration::from_nanos(3000));
         let young = figure(&band);
-        assert_eq!(young, 3000 * 1_000_000 / MIN as u64);
+        assert_eq!(young, 2000 * 1_000_000 / MIN as u64);
         for _ in 0..YOUNG {
             band.record(c, MIN, Duration::from_nanos(1000));
         }
