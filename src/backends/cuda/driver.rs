@@ -151,6 +151,7 @@ impl CudaDriver {
                     Ok(n)
                 }
             });
+            let blas_handles = Mutex::new(vec![BlasHandle::Unmade; devices.len()]);
             Ok(CudaDriver {
                 lib,
                 nvrtc,
@@ -158,7 +159,7 @@ impl CudaDriver {
                 version,
                 modules: Mutex::new(Vec::new()),
                 cublas: OnceLock::new(),
-                blas_handles: Mutex::new(Vec::new()),
+                blas_handles,
             })
         }
     }
@@ -430,9 +431,6 @@ impl Driver for CudaDriver {
         }
         // Held across the call: a handle is not to be used by two threads at once.
         let mut handles = self.blas_handles.lock().unwrap_or_else(|e| e.into_inner());
-        if handles.len() < self.devices.len() {
-            handles.resize(self.devices.len(), BlasHandle::Unmade);
-        }
         let handle = match handles[device] {
             BlasHandle::Made(h) => h,
             BlasHandle::Refused => return None,

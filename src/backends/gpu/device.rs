@@ -38,6 +38,7 @@ impl<D: Driver> DeviceState<D> {
         index: usize,
         pinned: Arc<PinnedPool<D>>,
         pool_limit: usize,
+        staging_piece: usize,
     ) -> std::result::Result<DeviceState<D>, DriverError> {
         let info = driver.device_info(index);
         let stream = driver.stream_create(index)?;
@@ -52,7 +53,7 @@ impl<D: Driver> DeviceState<D> {
             pool: Mutex::new(DevicePool::new(pool_limit)),
             pinned,
             deferred: Mutex::new(Vec::new()),
-            staging_piece: super::transfer::STAGING_PIECE,
+            staging_piece,
             kernels: Mutex::new(HashMap::new()),
             lost: Mutex::new(None),
         })

@@ -121,9 +121,9 @@ impl<D: Driver> GpuBackend<D> {
             let limit = limits
                 .device
                 .unwrap_or((driver.device_info(i).total_memory / 4) as usize);
-            let mut dev = DeviceState::new(driver.clone(), i, pinned.clone(), limit)
+            let piece = limits.staging_piece.max(1);
+            let dev = DeviceState::new(driver.clone(), i, pinned.clone(), limit, piece)
                 .map_err(|e| format!("{}:{i}: {e}", driver.runtime()))?;
-            dev.staging_piece = limits.staging_piece.max(1);
             devices.push(Arc::new(dev));
         }
         Ok(GpuBackend { driver, devices })

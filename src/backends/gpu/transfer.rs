@@ -69,6 +69,19 @@ impl Staging {
     }
 }
 
+/// The block piece `i` of a transfer uses: the two take turns, each pinned at its first use.
+fn turn<'a, D: Driver>(
+    dev: &DeviceState<D>,
+    blocks: &'a mut Vec<Staging>,
+    piece: usize,
+    i: usize,
+) -> Result<&'a mut Staging> {
+    if blocks.len() <= i % 2 {
+        blocks.push(Staging::new(dev, piece)?);
+    }
+    Ok(&mut blocks[i % 2])
+}
+
 /// The staging blocks of a transfer in pieces, given back when it ends: to the cache at
 /// once where every copy using them has run, else after the compute stream passes (uploads
 /// run there) or once the copy stream has (downloads: a failed one may have copies queued).
@@ -90,14 +103,12 @@ fn release_pieces<D: Driver>(dev: &DeviceState<D>, blocks: Vec<Staging>, on_copy
 /// Copies host memory `src` (not pinned) to device address `dst` on the compute stream, in
 /// pieces through two pinned blocks: the host fills one while the device reads the other.
 fn upload_pieces<D: Driver>(dev: &DeviceState<D>, src: &[u8], dst: u64) -> Result<()> {
-    let piece = dev.staging_piece.min(src.len()).max(1);
+    // Callers send more than a piece (`in_pieces`); the size is at least 1 (`GpuBackend::new`).
+    let piece = dev.staging_piece;
     let mut blocks: Vec<Staging> = Vec::with_capacity(2);
     let result = (|| {
         for (i, chunk) in src.chunks(piece).enumerate() {
-            if blocks.len() <= i % 2 {
-                blocks.push(Staging::new(dev, piece)?);
-            }
-            let b = &mut blocks[i % 2];
+            let b = turn(dev, &mut blocks, piece, i)?;
             b.wait(dev)?;
             // SAFETY: the block holds `piece >= chunk.len()` bytes, and the copy that read
             // it last has run (waited above): nothing else reads or writes it.
@@ -318,10 +329,7 @@ pub(crate) fn download<D: Driver>(src: &GpuBuffer<D>, start: usize, dst: &mut [u
     let total = dst.len();
     let n = total.div_ceil(piece);
     let queue = |blocks: &mut Vec<Staging>, i: usize| -> Result<()> {
-        if blocks.len() <= i % 2 {
-            blocks.push(Staging::new(dev, piece)?);
-        }
-        let b = &mut blocks[i % 2];
+        let b = turn(dev, blocks, piece, i)?;
         let len = piece.min(total - i * piece);
         let from = src.unified() + (start + i * piece) as u64;
         // SAFETY: the source range is inside the buffer, which outlives this call; the

@@ -186,13 +186,6 @@ pub(crate) fn unary(
                 (UnaryOp::Exp, DType::BF16) => {
                     half_exp(be, dev, x, simd::bf16_to_f32, simd::f32_to_bf16)
                 }
-                // Bound by arithmetic: AVX-512 where there is one (`simd::wide_arith`).
-                (UnaryOp::Exp, DType::F32) => Some(run1_in::<simd::Widest, f32, f32>(
-                    be,
-                    dev,
-                    x,
-                    super::expf::exp_f32,
-                )),
                 _ => None,
             };
             if let Some(r) = blocked {
@@ -202,7 +195,8 @@ pub(crate) fn unary(
             // compiled around its function, so `sqrt` vectorises instead of making an
             // indirect call per element.
             dispatch!(dt, [F16, BF16, F32, F64, Complex64, Complex128], T => match op {
-                UnaryOp::Exp => run1(be, dev, x, T::exp_),
+                // Bound by arithmetic: AVX-512 where there is one (`simd::wide_arith`).
+                UnaryOp::Exp => run1_in::<simd::Widest, T, T>(be, dev, x, T::exp_),
                 UnaryOp::Log => run1(be, dev, x, T::ln_),
                 UnaryOp::Sqrt => run1(be, dev, x, T::sqrt_),
                 UnaryOp::Sin => run1(be, dev, x, T::sin_),
