@@ -83,12 +83,19 @@ def pageable(dev, k, dv, g):
     compare("pageable d2h vs torch", d_pd2h, t_pd2h)
 
 
-def main():
-    dev = "cuda:0"
+def section(name, f, *args):
+    """Runs one group of figures: a failure in one must not cost the groups after it."""
+    try:
+        f(*args)
+    except Exception as e:  # noqa: BLE001
+        print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+
+
+def bandwidth(dev):
     n = 256 << 20
     nbytes = 4 * n
-    print(f"torch {torch.__version__} on {torch.cuda.get_device_name(0)}", flush=True)
-
     # Bandwidth: the reference is a device-to-device copy of the same bytes (read + written).
     x = torch.rand(n, device=dev)
     y = torch.rand(n, device=dev)
@@ -110,9 +117,9 @@ def main():
     ratio("sum f32 256M bandwidth / d2d copy bandwidth", 1 / (nbytes / t_sum), 1 / copy_bw, 0.8)
     ratio("add f32 256M vs torch", t_add, t_tadd, 1.0)
     ratio("sum f32 256M vs torch", t_sum, t_tsum, 1.0)
-    del a, b, x, y, z
-    torch.cuda.empty_cache()
 
+
+def matmul(dev):
     # Matmul 4096: torch's mm is cuBLAS (TF32 off for f32).
     m = 4096
     flop = 2.0 * m**3
@@ -127,6 +134,8 @@ def main():
         ratio(f"matmul {name} 4096 vs cuBLAS", t_d, t_t, 0.95)
         del p, q, pa, qa
 
+
+def pinned(dev):
     # Pinned host <-> device, 256 MiB: torch's copy_ is cudaMemcpyAsync of pinned memory.
     k = 64 << 20
     hp = torch.rand(k).pin_memory()
@@ -153,8 +162,9 @@ def main():
         pageable(dev, k, dv, g)
     except Exception as e:  # noqa: BLE001
         print(f"pageable transfers: FAILED: {e!r}", flush=True)
-    del hp, dv, g, pin
 
+
+def small(dev):
     # An 8-element add, from Python on both sides: launch and dispatch cost.
     s = torch.rand(8, device=dev)
     t_small = timed(lambda: s + s, tsync, 2000)
@@ -170,6 +180,13 @@ def main():
     d_rt = timed(lambda: torch.from_dlpack(dlarray.from_dlpack(s)), tsync, 2000)
     figure("torch.from_dlpack(dlarray.from_dlpack(t))", d_rt)
     ratio("torch -> dlarray -> torch vs torch -> torch (x2)", d_rt, 2 * t_rt, 1.0)
+
+
+def main():
+    dev = "cuda:0"
+    print(f"torch {torch.__version__} on {torch.cuda.get_device_name(0)}", flush=True)
+    for f in (bandwidth, matmul, pinned, small):
+        section(f.__name__, f, dev)
 
 
 if __name__ == "__main__":
