@@ -33,6 +33,24 @@ def timed(run, sync, reps, samples=7):
     return statistics.median(times)
 
 
+def timed_together(cases, reps, samples=7):
+    """`timed` for several (run, sync) cases, their samples taken in turn (ABAB..): clock
+    and power changes over the seconds fall on every case alike."""
+    for run, sync in cases:
+        run()
+        sync()
+    times = [[] for _ in cases]
+    for _ in range(samples):
+        for (run, sync), ts in zip(cases, times):
+            sync()
+            t = time.perf_counter()
+            for _ in range(reps):
+                r = run()
+            sync(r)
+            ts.append((time.perf_counter() - t) / reps)
+    return [statistics.median(ts) for ts in times]
+
+
 def tsync(_=None):
     torch.cuda.synchronize()
 
@@ -100,17 +118,15 @@ def bandwidth(dev):
     x = torch.rand(n, device=dev)
     y = torch.rand(n, device=dev)
     z = torch.empty_like(x)
-    t_copy = timed(lambda: z.copy_(x), tsync, 5)
-    figure("torch d2d copy 1 GiB (read+written)", t_copy, 2 * nbytes)
-    t_tadd = timed(lambda: torch.add(x, y), tsync, 5)
-    figure("torch add f32 256M", t_tadd, 3 * nbytes)
-    t_tsum = timed(lambda: x.sum(), tsync, 5)
-    figure("torch sum f32 256M", t_tsum, nbytes)
     a = dlarray.from_dlpack(x)
     b = dlarray.from_dlpack(y)
-    t_add = timed(lambda: a + b, dsync, 5)
+    t_copy, t_tadd, t_tsum, t_add, t_sum = timed_together(
+        [(lambda: z.copy_(x), tsync), (lambda: torch.add(x, y), tsync), (lambda: x.sum(), tsync),
+         (lambda: a + b, dsync), (lambda: a.sum(), dsync)], 5)
+    figure("torch d2d copy 1 GiB (read+written)", t_copy, 2 * nbytes)
+    figure("torch add f32 256M", t_tadd, 3 * nbytes)
+    figure("torch sum f32 256M", t_tsum, nbytes)
     figure("dlarray add f32 256M", t_add, 3 * nbytes)
-    t_sum = timed(lambda: a.sum(), dsync, 5)
     figure("dlarray sum f32 256M", t_sum, nbytes)
     copy_bw = 2 * nbytes / t_copy
     ratio("add f32 256M bandwidth / d2d copy bandwidth", 1 / (3 * nbytes / t_add), 1 / copy_bw, 0.85)
@@ -126,10 +142,9 @@ def matmul(dev):
     for dt, name in ((torch.float32, "f32"), (torch.bfloat16, "bf16")):
         p = torch.randn(m, m, device=dev).to(dt)
         q = torch.randn(m, m, device=dev).to(dt)
-        t_t = timed(lambda: p @ q, tsync, 5)
-        figure(f"torch (cuBLAS) matmul {name} 4096", t_t, flop, "GFLOP/s")
         pa, qa = dlarray.from_dlpack(p), dlarray.from_dlpack(q)
-        t_d = timed(lambda: pa @ qa, dsync, 2, samples=3)
+        t_t, t_d = timed_together([(lambda: p @ q, tsync), (lambda: pa @ qa, dsync)], 5)
+        figure(f"torch (cuBLAS) matmul {name} 4096", t_t, flop, "GFLOP/s")
         figure(f"dlarray matmul {name} 4096", t_d, flop, "GFLOP/s")
         ratio(f"matmul {name} 4096 vs cuBLAS", t_d, t_t, 0.95)
         del p, q, pa, qa

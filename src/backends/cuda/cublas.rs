@@ -53,11 +53,37 @@ type GemmFn = unsafe extern "C" fn(
     c_int,
 ) -> Status;
 
+/// `cublasGemmEx`: `GemmFn` without the three batch arguments.
+type GemmOneFn = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    *const c_void,
+    *const c_void,
+    c_int,
+    c_int,
+    *const c_void,
+    c_int,
+    c_int,
+    *const c_void,
+    *mut c_void,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+) -> Status;
+
 /// The loaded library.
 pub struct Cublas {
     create: unsafe extern "C" fn(*mut Handle) -> Status,
     set_stream: unsafe extern "C" fn(Handle, *mut c_void) -> Status,
     gemm: GemmFn,
+    /// One product (a batch of 1) goes through `cublasGemmEx`, the call PyTorch's `mm`
+    /// makes: cuBLAS's heuristics for a strided batch of one may pick another kernel.
+    gemm_one: Option<GemmOneFn>,
     /// Where it was loaded from (what `dlarray devices` names).
     pub path: String,
     _lib: Library,
@@ -115,6 +141,8 @@ impl Cublas {
             create: sym!("cublasCreate_v2"),
             set_stream: sym!("cublasSetStream_v2"),
             gemm: sym!("cublasGemmStridedBatchedEx"),
+            // SAFETY: as in `sym!`.
+            gemm_one: unsafe { lib.get(b"cublasGemmEx\0") }.ok().map(|f| *f),
             path: path.to_string(),
             _lt: lt,
             _lib: lib,
@@ -176,6 +204,36 @@ impl Cublas {
             (COMPUTE_32F, one32.as_ptr().cast(), zero32.as_ptr().cast())
         };
         let op = |t: bool| if t { OP_T } else { OP_N };
+        if let (1, Some(one)) = (g.batch, self.gemm_one) {
+            // SAFETY: as below, without the batch strides.
+            let s = unsafe {
+                one(
+                    h,
+                    op(g.a.trans),
+                    op(g.b.trans),
+                    g.m,
+                    g.n,
+                    g.k,
+                    alpha,
+                    g.a.ptr as *const c_void,
+                    data,
+                    g.a.ld,
+                    g.b.ptr as *const c_void,
+                    data,
+                    g.b.ld,
+                    beta,
+                    g.c as *mut c_void,
+                    data,
+                    g.ldc,
+                    compute,
+                    GEMM_DEFAULT,
+                )
+            };
+            return match s {
+                0 => Ok(()),
+                s => Err(err("cublasGemmEx", s)),
+            };
+        }
         // SAFETY: host scalars of the compute type's scale type (real or complex), alive for
         // the call (cuBLAS reads host scalars before returning); the caller's contract for
         // the rest.

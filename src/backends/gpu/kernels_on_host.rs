@@ -30,6 +30,7 @@ const HOST: &str = concat!(
 #define __forceinline__ inline
 #define __restrict__
 #define __shared__ static
+#define __align__(n) alignas(n)
 struct Dim3 { unsigned x, y, z; };
 static Dim3 gridDim, blockDim;
 static thread_local Dim3 blockIdx, threadIdx;
@@ -161,6 +162,63 @@ fn a_map_kernel_adds_strided_inputs_over_a_looping_grid() {
     }
 }
 
+#[test]
+fn a_contiguous_map_kernel_reads_16_bytes_a_load_and_every_other_alignment_by_element() {
+    let Some(cxx) = compiler() else { return };
+    // 1,003 elements: 250 loads of 4 and a tail of 3, over a grid that loops. Then the same
+    // with the second operand one element in (not 16-byte aligned: the strided loop), and a
+    // bool `where` (16 lanes a load, two operand widths equal to the output's).
+    for (off, n) in [(0usize, 1003usize), (1, 1003), (0, 3)] {
+        let x = Layout::contiguous(&[n]).unwrap();
+        let y = Layout::from_parts(&[n], &[1], off, n + off).unwrap();
+        let p = MapParams::new(&[&x, &y]);
+        let spec = KernelSpec::Map {
+            op: MapOp::Binary(BinaryOp::Add),
+            input: DType::F32,
+            output: DType::F32,
+            rank: p.shape.len() as u8,
+        };
+        let entry = spec.entry();
+        let len = n + off;
+        let body = format!(
+            "{}  alignas(16) static float x[{len}], y[{len}], out[{n}];\n  \
+             for (int i = 0; i < {len}; ++i) {{ x[i] = (float)i; y[i] = (float)(i % 97) * 1000.0f; }}\n  \
+             for (int i = 0; i < {n}; ++i) out[i] = -1.0f;\n  \
+             launch(3, 64, [&] {{ {entry}(p, out, x, y); }});\n  \
+             for (int i = 0; i < {n}; ++i) printf(\"%.1f\\n\", out[i]);",
+            params(&entry, "p", &p.pack())
+        );
+        let got = run(&cxx, spec, &body);
+        assert_eq!(got.len(), n);
+        for (i, g) in got.iter().enumerate() {
+            let want = i as f64 + ((i + off) % 97) as f64 * 1000.0;
+            assert_eq!(*g, want, "element {i} of {n}, second operand {off} in");
+        }
+    }
+    let n = 37;
+    let c = Layout::contiguous(&[n]).unwrap();
+    let p = MapParams::new(&[&c, &c, &c]);
+    let spec = KernelSpec::Map {
+        op: MapOp::Select,
+        input: DType::U8,
+        output: DType::U8,
+        rank: 1,
+    };
+    let entry = spec.entry();
+    let body = format!(
+        "{}  alignas(16) static u8 c[{n}], a[{n}], b[{n}], out[{n}];\n  \
+         for (int i = 0; i < {n}; ++i) {{ c[i] = i % 3 == 0; a[i] = (u8)i; b[i] = (u8)(200 + i); }}\n  \
+         launch(2, 32, [&] {{ {entry}(p, out, c, a, b); }});\n  \
+         for (int i = 0; i < {n}; ++i) printf(\"%d\\n\", out[i]);",
+        params(&entry, "p", &p.pack())
+    );
+    let got = run(&cxx, spec, &body);
+    for (i, g) in got.iter().enumerate() {
+        let want = if i % 3 == 0 { i } else { 200 + i };
+        assert_eq!(*g, want as f64, "where, element {i}");
+    }
+}
+
 /// Runs the reduction of `op` over axis 1 of an `[rows, cols]` f32 matrix (values `f(i)`)
 /// with `ReduceParams` as the launcher makes them, both passes when there are two.
 fn reduce_rows(cxx: &str, op: ReduceOp, rows: usize, cols: usize, value: &str) -> Vec<f64> {
@@ -230,6 +288,18 @@ fn reductions_fold_every_element_once_in_one_and_two_passes() {
                 .map(|i| ((i * 7919) % 10007) as f64)
                 .fold(f64::MIN, f64::max);
             assert_eq!(*g, want, "max of row {row} of [{rows}, {cols}]");
+        }
+    }
+    // Rows of odd length start at every alignment: the 16-byte loads' unaligned heads and
+    // short tails are folded too, each element once (rows of 1001 and 5 elements, and of 2,
+    // shorter than one 16-byte load).
+    for (rows, cols) in [(9usize, 1001usize), (6, 5), (5, 2)] {
+        let got = reduce_rows(&cxx, ReduceOp::Sum, rows, cols, "(float)(1 + i % 7)");
+        for (row, g) in got.iter().enumerate() {
+            let want: f64 = (row * cols..(row + 1) * cols)
+                .map(|i| (1 + i % 7) as f64)
+                .sum();
+            assert_eq!(*g, want, "sum of row {row} of [{rows}, {cols}]");
         }
     }
     // A NaN anywhere makes the max NaN (NumPy's rule), also from the last, partial step.

@@ -78,6 +78,9 @@ pub(crate) fn map<D: Driver>(
         output,
         rank: rank_u8(dev, p.rank())?,
     };
+    // Threads for the 16-byte path where the kernel has one; when the operands turn out not
+    // to be aligned for it, the strided loop covers the rest with the same threads.
+    let lanes = codegen::map_lanes(op, input, output, p.rank()).unwrap_or(1);
     let n = p.n as usize;
     let bytes = checked_bytes(n, output.size_in_bytes(), &dev.name)?;
     let kind = buffers[0].memory_kind();
@@ -89,7 +92,7 @@ pub(crate) fn map<D: Driver>(
             dev,
             spec,
             op.name(),
-            grid(dev, blocks_for(p.n.div_ceil(UNROLL), u32::MAX)),
+            grid(dev, blocks_for(p.n.div_ceil(UNROLL * lanes), u32::MAX)),
             &args,
         )?;
     }
