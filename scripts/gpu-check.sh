@@ -9,6 +9,8 @@
 # What it runs, each step under its own time limit so one hang cannot eat the lease:
 #   1. the machine (GPU, driver, CPU) and `dlarray devices` (cuda must be available);
 #   2. the CUDA backend's own tests, `tests/gpu_cuda.rs` (`#[ignore = "needs a CUDA GPU"]`);
+#      the wgpu backend's tests (`tests/wgpu.rs`) on the GPU's Vulkan driver, and
+#      `dlarray bench` of cpu, wgpu and cuda side by side;
 #   3. `dlarray bench` on cuda:0: copies, DLPack, add, sum, exp, cast up to 256M elements,
 #      matmul f32/bf16 up to 4096 (JSON to $OUT/bench-cuda.json);
 #   4. `scripts/gpu_check.py`: DLPack both ways with PyTorch and JAX on the GPU (zero-copy,
@@ -34,6 +36,16 @@ build() {
   local t
   t=$(cargo test --release --test gpu_cuda --no-run --message-format=json 2>/dev/null | artifact gpu_cuda)
   strip -o .devbin/gpu_cuda "$t"
+  # The wgpu backend on the GPU's Vulkan driver: the machine has no Vulkan loader, so its
+  # Debian package travels in .gl/ (see /work/.library/device/README.md).
+  t=$(cargo test --release --test wgpu --no-run --message-format=json 2>/dev/null | artifact wgpu)
+  strip -o .devbin/wgpu "$t"
+  mkdir -p .gl
+  grep -qx '/.gl/' .git/info/exclude || echo '/.gl/' >>.git/info/exclude
+  ls .gl/libvulkan1_*.deb >/dev/null 2>&1 || (
+    o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+    mkdir -p /tmp/amd64/partial && apt-get $o update -qq && cd .gl && apt-get $o download libvulkan1
+  )
   rm -f .devbin/*.whl
   # abi3: the lent machine's Python (3.12) differs from this one.
   (cd python && ../.venv/bin/maturin build --release --strip -q --features abi3 -o ../.devbin)
@@ -53,6 +65,11 @@ run() {
 print(":".join(d for p in site.getsitepackages() for d in glob.glob(p + "/nvidia/*/lib")))' 2>/dev/null)
   export DLARRAY_CUDA_LIBS="${libs}"
   echo "DLARRAY_CUDA_LIBS=$libs"
+  # The Vulkan loader for wgpu (the NVIDIA driver brings the ICD).
+  for f in .gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+  local icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  [ -f "$icd" ] && export VK_DRIVER_FILES="$icd"
   timeout 60 .devbin/dlarray devices
   echo "devices: rc=$?"
   echo "== CUDA tests ($((SECONDS - start)) s)"
@@ -64,6 +81,12 @@ print(":".join(d for p in site.getsitepackages() for d in glob.glob(p + "/nvidia
     DLARRAY_REQUIRE=cpu,cuda timeout 60 .devbin/gpu_cuda --ignored --exact "$t" --nocapture
     echo "cuda test $t: rc=$?"
   done
+  echo "== wgpu on the GPU's Vulkan driver ($((SECONDS - start)) s)"
+  DLARRAY_REQUIRE=cpu,wgpu timeout 120 .devbin/wgpu --test-threads 4
+  echo "wgpu tests: rc=$?"
+  timeout 60 .devbin/dlarray bench --backends cpu,wgpu,cuda --ops add,sum,exp,matmul \
+    --sizes 1M,16M --samples 5 --json "$out/bench-backends.json"
+  echo "bench backends: rc=$?"
   echo "== dlarray bench on cuda:0 ($((SECONDS - start)) s)"
   timeout 120 .devbin/dlarray bench --backends cuda --ops h2d,d2h,dlpack_export,dlpack_import,add,sum,exp,cast \
     --sizes 8,64K,1M,16M,256M --samples 5 --json "$out/bench-cuda.json"
@@ -81,7 +104,7 @@ print(":".join(d for p in site.getsitepackages() for d in glob.glob(p + "/nvidia
   timeout 120 python3 scripts/gpu_bench.py "$out/gpu-bench.json"
   echo "python bench: rc=$?"
   echo "== summary ($((SECONDS - start)) s)"
-  grep -E '^(test result|devices: rc|cuda test |bench|python (checks|bench): rc|FAIL|RATIO|[0-9]+ failed)' "$out/gpu-check.log"
+  grep -E '^(test result|devices: rc|cuda test |wgpu tests|bench|python (checks|bench): rc|FAIL|RATIO|[0-9]+ failed)' "$out/gpu-check.log"
 }
 
 case "${1:-}" in
