@@ -137,6 +137,14 @@ impl Helpers {
         posted
     }
 
+    /// Whether every helper is awake (running a job or polling): a split op started now
+    /// finds them at once, so its time is the split's own, not a wake-up's.
+    pub(crate) fn all_polling(&self) -> bool {
+        self.slots
+            .iter()
+            .all(|(s, _)| !s.asleep.load(Ordering::Relaxed))
+    }
+
     /// Whether a mid-size op (too small to be worth waking a sleeping helper for) should
     /// post to the helpers: one of them polls now, so a post costs no system call, or another
     /// mid-size op came within the polling window, so this looks like a loop of them: waking

@@ -130,6 +130,11 @@ impl HostDevice {
     pub(crate) fn helpers_ready_for_mid_work(&self) -> bool {
         self.helpers.ready_for_mid_work()
     }
+
+    /// See `Helpers::all_polling`.
+    pub(crate) fn helpers_polling(&self) -> bool {
+        self.helpers.all_polling()
+    }
 }
 
 /// A backend whose devices compute on host memory.
