@@ -19,23 +19,10 @@ torch.backends.cudnn.allow_tf32 = False
 results = {}
 
 
-def timed(run, sync, reps, samples=7):
-    run()
-    sync()
-    times = []
-    for _ in range(samples):
-        sync()
-        t = time.perf_counter()
-        for _ in range(reps):
-            r = run()
-        sync(r)
-        times.append((time.perf_counter() - t) / reps)
-    return statistics.median(times)
-
-
 def timed_together(cases, reps, samples=7):
-    """`timed` for several (run, sync) cases, their samples taken in turn (ABAB..): clock
-    and power changes over the seconds fall on every case alike."""
+    """Median seconds per run of each (run, sync) case: a sample runs it `reps` times between
+    two synchronisations, after one untimed run. The cases' samples are taken in turn
+    (ABAB..), so clock and power changes over the seconds fall on every case alike."""
     for run, sync in cases:
         run()
         sync()
@@ -49,6 +36,11 @@ def timed_together(cases, reps, samples=7):
             sync(r)
             ts.append((time.perf_counter() - t) / reps)
     return [statistics.median(ts) for ts in times]
+
+
+def timed(run, sync, reps, samples=7):
+    """`timed_together` of one case."""
+    return timed_together([(run, sync)], reps, samples)[0]
 
 
 def tsync(_=None):
