@@ -216,7 +216,7 @@ pub(crate) fn split(dev: &HostDevice, n: usize, bytes: usize) -> Option<Split> {
         && (traffic >= par_min_bytes() || dev.helpers_ready_for_mid_work()))
     .then(|| {
         dev.mid_band()
-            .choose(traffic, mid_min_bytes(), dev.helpers_polling())
+            .choose(traffic, mid_min_bytes(), || dev.helpers_polling())
     });
     Some(Split {
         chunk: (n / (threads * 4)).max(MIN_CHUNK_BYTES / bytes).max(1),

@@ -91,8 +91,13 @@ pub(crate) struct MidBand {
 
 impl MidBand {
     /// How an op with `traffic` bytes, `band_min` the band's lower end, should run;
-    /// `awake`: whether every helper polls now.
-    pub(crate) fn choose(&self, traffic: usize, band_min: usize, awake: bool) -> Choice {
+    /// `awake`: whether every helper polls now (asked only of a stretch's split ops).
+    pub(crate) fn choose(
+        &self,
+        traffic: usize,
+        band_min: usize,
+        awake: impl FnOnce() -> bool,
+    ) -> Choice {
         let octave = octave(traffic, band_min);
         let [alone, split] = self.cost[octave]
             .each_ref()
@@ -133,7 +138,7 @@ impl MidBand {
         let waits = &self.waits[octave];
         if first {
             waits.store(0, Ordering::Relaxed);
-        } else if split && !awake && waits.fetch_add(1, Ordering::Relaxed) < MAX_WAITS {
+        } else if split && !awake() && waits.fetch_add(1, Ordering::Relaxed) < MAX_WAITS {
             // Outside stretches the way in use runs; when that is alone, the helpers sleep
             // by the time a stretch comes (one op in 256), and the split half's first op
             // wakes them: tens of microseconds on a virtual machine, the time of several
@@ -208,7 +213,7 @@ mod tests {
     fn feed(band: &MidBand, traffic: usize, alone_ns: u64, split_ns: u64, ops: usize) -> usize {
         let mut splits = 0;
         for _ in 0..ops {
-            let c = band.choose(traffic, MIN, true);
+            let c = band.choose(traffic, MIN, || true);
             splits += usize::from(c.split);
             let ns = if c.split { split_ns } else { alone_ns };
             band.record(c, traffic, Duration::from_nanos(ns));
@@ -224,7 +229,7 @@ mod tests {
         let h = HALF as usize;
         let first: Vec<Choice> = (0..2 * h)
             .map(|i| {
-                let c = band.choose(MIN, MIN, true);
+                let c = band.choose(MIN, MIN, || true);
                 // Cold ops are slow: had they counted, split would look cheaper.
                 let ns = match (i % h, c.split) {
                     (0, _) => 100_000,
@@ -267,7 +272,7 @@ mod tests {
         );
         let mut seen = Vec::new();
         for _ in 0..2000 {
-            let c = band.choose(MIN, MIN, true);
+            let c = band.choose(MIN, MIN, || true);
             seen.push(c);
             band.record(
                 c,
@@ -303,12 +308,12 @@ mod tests {
             }));
         // The upper octave has measured nothing yet: it starts a stretch of its own.
         let upper: Vec<Choice> = (0..2 * h)
-            .map(|_| band.choose(3 * MIN, MIN, true))
+            .map(|_| band.choose(3 * MIN, MIN, || true))
             .collect();
         assert!(upper[..h].iter().all(|c| !c.split) && upper[h..].iter().all(|c| c.split));
         assert!(upper[1..h].iter().all(|c| c.octave == Some(1)), "{upper:?}");
         // From `par_min_bytes` (octave 2) on, the first stretch splits first.
-        let top = band.choose(4 * MIN, MIN, true);
+        let top = band.choose(4 * MIN, MIN, || true);
         assert!(top.split && top.octave.is_none(), "{top:?}");
         assert_eq!(octave(usize::MAX, MIN), OCTAVES - 1);
         assert_eq!(octave(0, MIN), 0);
@@ -319,17 +324,17 @@ mod tests {
         let band = MidBand::default();
         let h = HALF as usize;
         // The first stretch: alone (helpers asleep does not matter there), then split.
-        let alone: Vec<Choice> = (0..h).map(|_| band.choose(MIN, MIN, false)).collect();
+        let alone: Vec<Choice> = (0..h).map(|_| band.choose(MIN, MIN, || false)).collect();
         assert!(alone.iter().all(|c| !c.split) && alone[1..].iter().all(|c| c.octave.is_some()));
         // The split half's first op wakes the helpers (uncounted, as every first op); while
         // they sleep its next ops split uncounted and the stretch does not move on.
-        let waking: Vec<Choice> = (0..5).map(|_| band.choose(MIN, MIN, false)).collect();
+        let waking: Vec<Choice> = (0..5).map(|_| band.choose(MIN, MIN, || false)).collect();
         assert!(
             waking.iter().all(|c| c.split && c.octave.is_none()),
             "{waking:?}"
         );
         // Once they poll, the half's remaining ops count.
-        let counted: Vec<Choice> = (0..h - 1).map(|_| band.choose(MIN, MIN, true)).collect();
+        let counted: Vec<Choice> = (0..h - 1).map(|_| band.choose(MIN, MIN, || true)).collect();
         assert!(
             counted.iter().all(|c| c.split && c.octave == Some(0)),
             "{counted:?}"
@@ -344,14 +349,14 @@ mod tests {
         let band = MidBand::default();
         let mut ops = 0;
         while band.stretch[0].load(Ordering::Relaxed) != 1 || ops < h {
-            band.choose(MIN, MIN, false);
+            band.choose(MIN, MIN, || false);
             ops += 1;
             assert!(
                 ops < 2 * h + MAX_WAITS as usize + 2,
                 "the stretch never ended"
             );
         }
-        let last = band.choose(MIN, MIN, false);
+        let last = band.choose(MIN, MIN, || false);
         assert!(last.split && last.octave == Some(0), "{last:?}");
         assert_eq!(ops + 1, 2 * h + MAX_WAITS as usize);
     }

@@ -404,9 +404,6 @@ fn contiguous_map(
     value: &str,
     tail: &str,
 ) {
-    let ptrs: Vec<String> = (0..arity)
-        .map(|k| format!("(const V16_{entry}_{k} *)(in{k} + p.offset[{k}])"))
-        .collect();
     let unit: String = (0..arity)
         .map(|k| format!(" && p.stride[{k}][0] == 1"))
         .collect();
@@ -419,8 +416,11 @@ fn contiguous_map(
          const u64 step = (u64)gridDim.x * blockDim.x, nv_ = p.n / {lanes};\n    \
          V16_{entry}_{arity} *w_ = (V16_{entry}_{arity} *)out;"
     );
-    for (k, ptr) in ptrs.iter().enumerate() {
-        let _ = writeln!(out, "    const V16_{entry}_{k} *v{k}_ = {ptr};");
+    for k in 0..arity {
+        let _ = writeln!(
+            out,
+            "    const V16_{entry}_{k} *v{k}_ = (const V16_{entry}_{k} *)(in{k} + p.offset[{k}]);"
+        );
     }
     let regs: String = (0..arity)
         .map(|k| format!(" V16_{entry}_{k} r{k}_[{UNROLL}];"))
