@@ -35,6 +35,20 @@ pub use ops::Axes;
 
 /// A global slice: one range per axis (inline for up to 4 axes).
 pub(crate) type Region = SmallVec<[Range<usize>; 4]>;
+/// The region `0..n` along every axis of `shape`: a whole array's one shard.
+#[inline(always)]
+fn whole_region(shape: &[usize]) -> Region {
+    let nd = shape.len();
+    if nd > 4 {
+        return shape.iter().map(|&n| 0..n).collect();
+    }
+    let mut ranges = [0..0, 0..0, 0..0, 0..0];
+    for (r, &n) in ranges.iter_mut().zip(shape) {
+        r.end = n;
+    }
+    Region::from_buf_and_len(ranges, nd)
+}
+
 /// An array's shards (inline for the common single-device case: no allocation).
 pub(crate) type Shards = SmallVec<[ShardData; 1]>;
 
@@ -194,10 +208,7 @@ impl Array {
         layout: Layout,
     ) -> Array {
         Array(RcInner::new_with(|| {
-            let mut index = Region::new();
-            for &n in layout.shape() {
-                index.push(0..n);
-            }
+            let index = whole_region(layout.shape());
             Inner {
                 shape: SmallVec::from_slice(layout.shape()),
                 dtype,
