@@ -1693,3 +1693,29 @@ fn mid_size_sums_are_the_same_bits_whether_or_not_helpers_take_part() {
         }
     }
 }
+
+/// An op's result on one device is one shard holding the whole array: its region is
+/// `0..n` along every axis, for every rank (up to four built inline, more collected).
+#[test]
+fn single_device_results_hold_the_whole_region_at_every_rank() {
+    for shape in [
+        vec![],
+        vec![3],
+        vec![2, 0],
+        vec![2, 3, 1],
+        vec![1, 2, 3, 2],
+        vec![2, 1, 3, 1, 2],
+        vec![1, 2, 1, 2, 1, 2, 3],
+    ] {
+        let n: usize = shape.iter().product();
+        let a = Array::from_vec((0..n).map(|i| i as f32).collect(), &shape).unwrap();
+        let b = (&a + &a).unwrap();
+        let shards = b.addressable_shards();
+        assert_eq!(shards.len(), 1, "{shape:?}");
+        let want: Vec<_> = shape.iter().map(|&d| 0..d).collect();
+        assert_eq!(shards[0].index(), &want[..], "{shape:?}");
+        let doubled: Vec<f32> = (0..n).map(|i| 2.0 * i as f32).collect();
+        assert_eq!(b.to_vec::<f32>().unwrap(), doubled, "{shape:?}");
+        assert_eq!(b.shape(), &shape[..], "{shape:?}");
+    }
+}
