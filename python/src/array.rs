@@ -42,7 +42,7 @@ impl PyArray {
     pub(crate) fn export_capsule(
         &self,
         py: Python<'_>,
-        stream: Option<&Bound<'_, PyAny>>,
+        stream: Option<Borrowed<'_, '_, PyAny>>,
         max_version: Option<(u32, u32)>,
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,

@@ -102,9 +102,8 @@ fn call(
     let max_version = arg(1).map(int_pair).transpose().map_err(typed(1))?;
     let dl_device = arg(2).map(int_pair).transpose().map_err(typed(2))?;
     let copy = arg(3).map(|v| v.extract()).transpose().map_err(typed(3))?;
-    let stream = arg(0).map(|v| v.to_owned());
     this.get()
-        .export_capsule(py, stream.as_ref(), max_version, dl_device, copy)
+        .export_capsule(py, arg(0), max_version, dl_device, copy)
 }
 
 /// `max_version` and `dl_device`: a tuple of two ints read directly (pyo3's generic tuple

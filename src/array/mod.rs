@@ -37,7 +37,7 @@ pub use ops::Axes;
 pub(crate) type Region = SmallVec<[Range<usize>; 4]>;
 /// The region `0..n` along every axis of `shape`: a whole array's one shard.
 #[inline(always)]
-fn whole_region(shape: &[usize]) -> Region {
+pub(crate) fn whole_region(shape: &[usize]) -> Region {
     let nd = shape.len();
     if nd > 4 {
         return shape.iter().map(|&n| 0..n).collect();
@@ -91,7 +91,7 @@ impl ShardData {
         };
         Ok(ShardData {
             device: self.device.clone(),
-            index: shape.iter().map(|&n| 0..n).collect(),
+            index: whole_region(shape),
             buffer,
             layout,
         })

@@ -104,7 +104,7 @@ pub(super) fn output_placement(
     let t = Target {
         device: s.device.clone(),
         kind: s.memory_kind(),
-        index: shape.iter().map(|&n| 0..n).collect(),
+        index: super::whole_region(shape),
     };
     Ok((Sharding::SingleDevice(t.device.clone(), t.kind), vec![t]))
 }

@@ -613,10 +613,10 @@ mod tests {
             let mut want32 = None;
             let mut want64 = None;
             // 64-byte aligned storage: offset `o` puts the slice o elements past a line.
-            let mut buf32 = vec![Line32([0.0; 16]); len / 16 + 3];
-            let mut buf64 = vec![Line64([0.0; 8]); len / 8 + 3];
+            let mut buf32 = vec![Line([0f32; 16]); len / 16 + 3];
+            let mut buf64 = vec![Line([0f64; 8]); len / 8 + 3];
             for o in 0..16 {
-                let flat32 = flatten32(&mut buf32);
+                let flat32 = flatten(&mut buf32);
                 flat32[o..o + len]
                     .iter_mut()
                     .zip(&xs)
@@ -624,7 +624,7 @@ mod tests {
                 let got = sum_f32(0.25, &flat32[o..o + len]).map(f32::to_bits);
                 assert_eq!(*want32.get_or_insert(got), got, "f32 len {len} offset {o}");
                 if o < 8 {
-                    let flat64 = flatten64(&mut buf64);
+                    let flat64 = flatten(&mut buf64);
                     flat64[o..o + len].copy_from_slice(&xs[..len]);
                     let got = sum_f64(0.25, &flat64[o..o + len]).map(f64::to_bits);
                     assert_eq!(*want64.get_or_insert(got), got, "f64 len {len} offset {o}");
@@ -633,24 +633,22 @@ mod tests {
         }
     }
 
+    /// One 64-byte line of `N` elements of `T` (`N * size_of::<T>()` is 64).
     #[derive(Clone, Copy)]
     #[repr(C, align(64))]
-    struct Line32([f32; 16]);
-    #[derive(Clone, Copy)]
-    #[repr(C, align(64))]
-    struct Line64([f64; 8]);
+    struct Line<T, const N: usize>([T; N]);
 
-    fn flatten32(v: &mut [Line32]) -> &mut [f32] {
-        let n = v.len() * 16;
-        // SAFETY: `Line32` is 16 f32s with no padding (repr(C), 64 bytes), so the lines are
-        // `n` contiguous, initialised f32s borrowed mutably for as long as `v`.
-        unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<f32>(), n) }
-    }
-
-    fn flatten64(v: &mut [Line64]) -> &mut [f64] {
-        let n = v.len() * 8;
-        // SAFETY: as in `flatten32`: 8 f64s per 64-byte line, no padding.
-        unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<f64>(), n) }
+    /// The lines' elements as one slice.
+    fn flatten<T, const N: usize>(v: &mut [Line<T, N>]) -> &mut [T] {
+        assert_eq!(
+            size_of::<Line<T, N>>(),
+            N * size_of::<T>(),
+            "a line has padding"
+        );
+        // SAFETY: a `Line` is `N` elements with no padding (repr(C), checked just above), so
+        // the lines are `v.len() * N` contiguous, initialised elements, borrowed mutably for
+        // as long as `v`.
+        unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<T>(), v.len() * N) }
     }
 
     #[test]
