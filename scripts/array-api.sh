@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 suite=${ARRAY_API_TESTS:-../shared/array-api-tests}
 py=.venv/bin/python
 "$py" -m pip install -q hypothesis ndindex pytest-json-report
-(cd python && VIRTUAL_ENV="$PWD/../.venv" PATH="$PWD/../.venv/bin:$PATH" maturin develop -q)
+(cd python && VIRTUAL_ENV="$PWD/../.venv" PATH="$PWD/../.venv/bin:$PATH" maturin develop -q --profile dev)
 out=$(mktemp)
 # A fixed seed and example count, so two runs of the same code fail the same tests.
 # No deadline: a slow machine must not turn a passing test into a failing one. No example

@@ -24,7 +24,7 @@ rm -rf target/criterion/add_f32 target/criterion/sum_f32 target/criterion/exp_f3
   target/criterion/add_f32_8_overhead target/criterion/dlpack_round_trip_1KiB
 cargo bench -q --bench cpu_peers >"$out/criterion.txt" 2>&1
 # The release module first: numeric_peers.py also times dlarray beside NumPy and torch.
-(cd python && VIRTUAL_ENV="$PWD/../.venv" PATH="$PWD/../.venv/bin:$PATH" maturin develop -q --release)
+(cd python && VIRTUAL_ENV="$PWD/../.venv" PATH="$PWD/../.venv/bin:$PATH" maturin develop -q --profile wheel)
 echo "== NumPy and PyTorch: python/bench/numeric_peers.py" >&2
 # OpenBLAS's SkylakeX kernel, not the Haswell one OPENBLAS_CORETYPE may force.
 env -u OPENBLAS_CORETYPE .venv/bin/python python/bench/numeric_peers.py --json "$out/py_peers.json" \

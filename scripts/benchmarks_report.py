@@ -147,8 +147,8 @@ print("  not what a GPU does; every export is the host-copy fallback.")
 
 print()
 print("## Python DLPack against NumPy\n")
-print("`python/bench/dlpack_bench.py --numpy-ratios` (release module, 256 float32), three")
-print("processes one after another:\n")
+print("`python/bench/dlpack_bench.py --numpy-ratios` (the `wheel`-profile module, 256 float32; the")
+print("three exchanges in interleaved batches, medians), three processes one after another:\n")
 try:
     py_dlpack = open(os.path.join(out, "py_dlpack.txt")).read().rstrip()
     print(f"```\n{py_dlpack}\n```")

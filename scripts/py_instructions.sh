@@ -14,8 +14,8 @@
 # Each count is (count(2N) - count(N)) / N. OpenBLAS's worker threads spin for a while after
 # NumPy starts, and Python's hash seed and garbage collector shift work between runs: all
 # three are pinned (OPENBLAS_NUM_THREADS=1, PYTHONHASHSEED=0, gc disabled), or the counts
-# swing by hundreds of instructions. Needs the release module (`cd python && maturin develop
-# --release`) in .venv.
+# swing by hundreds of instructions. Needs the optimised module (`cd python && maturin develop
+# --profile wheel`) in .venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${2:-20000}

@@ -66,7 +66,7 @@ if [ $# -eq 0 ]; then
   echo "== NVRTC: every generated GPU kernel"
   VIRTUAL_ENV="$venv" DLARRAY_REQUIRE="${DLARRAY_REQUIRE},nvrtc" \
     cargo test --all-features --test nvrtc_kernels -- --nocapture 2>&1 | grep -Ev '^\s*$'
-  (cd python && VIRTUAL_ENV="$PWD/../.venv" PATH="$PWD/../.venv/bin:$PATH" maturin develop -q)
+  (cd python && VIRTUAL_ENV="$PWD/../.venv" PATH="$PWD/../.venv/bin:$PATH" maturin develop -q --profile dev)
   .venv/bin/python -m pytest -q python/tests
   # The array API's own suite against the committed list of what still fails. It is vendored
   # beside the checkout (../shared/array-api-tests, or ARRAY_API_TESTS); where it is absent

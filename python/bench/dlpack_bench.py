@@ -5,7 +5,7 @@
 
 Run: .venv/bin/python python/bench/dlpack_bench.py
      .venv/bin/python python/bench/dlpack_bench.py --numpy-ratios   # the issue's two targets
-(with a release module: `cd python && maturin develop --release`).
+(with the optimised module: `cd python && maturin develop --profile wheel`).
 """
 import timeit
 
@@ -54,25 +54,34 @@ def exchange_api_gain():
 def numpy_ratios():
     """The two Python DLPack targets of the benchmarks issue, on 256 float32: importing a NumPy
     array into dlarray beside NumPy's own import of it, and NumPy importing a dlarray Array
-    beside NumPy importing a NumPy array. Best of 3 runs of 300k calls (a loop of calls, as
-    user code makes them)."""
+    beside NumPy importing a NumPy array. A loop of calls, as user code makes them: 9 rounds,
+    each one batch of 100k calls of the three in turn, and the median batch of each. Turns
+    interleaved: on a shared machine the speed drifts by several percent within seconds, and
+    three runs one after the other put that drift into the ratios."""
+    import statistics
     import time
 
     x = np.arange(256, dtype=np.float32)
     d = dlarray.asarray(x)
+    calls = {
+        "own": lambda: np.from_dlpack(x),
+        "import": lambda: dlarray.from_dlpack(x),
+        "export": lambda: np.from_dlpack(d),
+    }
 
-    def per_call(f, n=300_000):
-        runs = []
-        for _ in range(3):
-            t = time.perf_counter()
-            for _ in range(n):
-                f()
-            runs.append((time.perf_counter() - t) / n)
-        return min(runs) * 1e9
+    def batch(f, n=100_000):
+        t = time.perf_counter()
+        for _ in range(n):
+            f()
+        return (time.perf_counter() - t) / n * 1e9
 
-    own = per_call(lambda: np.from_dlpack(x))
-    imp = per_call(lambda: dlarray.from_dlpack(x))
-    exp = per_call(lambda: np.from_dlpack(d))
+    for f in calls.values():
+        batch(f, 20_000)
+    times = {k: [] for k in calls}
+    for _ in range(9):
+        for k, f in calls.items():
+            times[k].append(batch(f))
+    own, imp, exp = (statistics.median(times[k]) for k in ("own", "import", "export"))
     print(f"np.from_dlpack(numpy array)      {own:5.0f} ns")
     print(f"dlarray.from_dlpack(numpy array) {imp:5.0f} ns  {imp / own:.2f}x NumPy's (target <= 2x)")
     print(f"np.from_dlpack(dlarray Array)    {exp:5.0f} ns  {exp / own:.2f}x NumPy's (target <= 1.2x)")
