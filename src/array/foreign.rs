@@ -35,6 +35,12 @@ pub(crate) unsafe fn wrap(
     owner: Owner,
 ) -> Result<Array> {
     let item = t.dtype.size_in_bytes();
+    if t.shape.len() != t.strides.len() {
+        return Err(Error::InvalidDlpack(format!(
+            "shape {:?} and strides {:?} differ in length",
+            t.shape, t.strides
+        )));
+    }
     let size = crate::layout::checked_size(t.shape)?;
     if size == 0 {
         drop(owner);
@@ -63,7 +69,8 @@ pub(crate) unsafe fn wrap(
             t.shape, t.strides
         )));
     }
-    let layout = Layout::from_parts(t.shape, &strides, (-lo) as usize, span as usize)?;
+    // The span lies in 0..span from offset -lo, and span <= bytes <= isize::MAX: bounded.
+    let layout = Layout::from_bounded_parts(t.shape, strides, (-lo) as usize);
     let (base, bytes) = (base as usize as *const u8, bytes as usize);
     if host {
         if t.dtype == DType::Bool {
