@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 import dlarray
+from optimised import require_optimised
 
 
 def best(stmt, number):
@@ -90,6 +91,7 @@ def numpy_ratios():
 if __name__ == "__main__":
     import sys
 
+    require_optimised(dlarray)
     if "--numpy-ratios" in sys.argv:
         numpy_ratios()
     else:

@@ -100,6 +100,14 @@ def same_memory(out):
 
 
 def main():
+    try:
+        import dlarray
+    except ImportError:
+        pass
+    else:
+        from optimised import require_optimised
+
+        require_optimised(dlarray)
     out = {}
     for label, n in SIZES:
         a = ((np.arange(n) % 1000) * 0.5).astype(np.float32)

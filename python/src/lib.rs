@@ -451,6 +451,9 @@ fn dlarray_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .setattr("__dlpack_c_exchange_api__", exchange::capsule(m.py())?)?;
     m.add_class::<PyDevice>()?;
     m.add("UnsupportedError", m.py().get_type::<UnsupportedError>())?;
+    // Whether this module was built without optimisation (the tests' `--profile dev`): the
+    // benchmarks under python/bench refuse to time it (a call takes ~10x as long there).
+    m.add("_debug_build", cfg!(debug_assertions))?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(asarray, m)?)?;
     m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
