@@ -33,6 +33,9 @@ gc.disable()
 for _ in range(int(sys.argv[2])):
     f()
 PY
+# A debug build's counts say nothing about the library: refuse it (python/bench/optimised.py).
+DLARRAY_BACKENDS=cpu .venv/bin/python -c 'import sys; sys.path.insert(0, "python/bench")
+import dlarray; from optimised import require_optimised; require_optimised(dlarray)'
 count() {
   OPENBLAS_NUM_THREADS=1 PYTHONHASHSEED=0 DLARRAY_BACKENDS=cpu \
     valgrind --tool=callgrind --callgrind-out-file=/dev/null .venv/bin/python "$probe" "$1" "$2" 2>&1 >/dev/null |
