@@ -2,8 +2,10 @@
 
 use crate::{PyDevice, device_arg, to_py};
 use dlarray::array::format::{FormatOptions, Style};
+use dlarray::dlpack::StreamArg;
 use dlarray::{
-    Array, Axes, BinaryOp, DLDevice, DLDeviceType, DlpackPolicy, ExportOptions, MemoryKind, Scalar,
+    Array, Axes, BinaryOp, DLDevice, DLDeviceType, DLPackTensor, DlpackPolicy, ExportOptions,
+    MemoryKind, Scalar,
 };
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -47,13 +49,6 @@ impl PyArray {
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
-        let stream = match stream {
-            None => None,
-            Some(s) => Some(
-                s.extract::<i64>()
-                    .map_err(|_| PyTypeError::new_err("stream must be an int or None"))?,
-            ),
-        };
         let options = ExportOptions {
             max_version,
             dl_device: dl_device.map(|(t, id)| DLDevice {
@@ -61,7 +56,10 @@ impl PyArray {
                 device_id: id,
             }),
             copy,
-            stream: stream.into(),
+            stream: match stream {
+                None => StreamArg::Unspecified,
+                Some(s) => stream_arg(s)?,
+            },
             policy: None,
         };
         // An in-place export of CPU memory takes ~100 ns and waits for nothing: releasing the
@@ -71,7 +69,7 @@ impl PyArray {
         let t = if in_place {
             self.0.to_dlpack_with(options)
         } else {
-            py.detach(|| self.0.to_dlpack_with(options))
+            export_detached(py, &self.0, options)
         }
         .map_err(to_py)?;
         crate::capsule::new_capsule(py, t.into_raw())
@@ -99,6 +97,20 @@ impl PyArray {
         let (a, b) = if swap { (&o, &self.0) } else { (&self.0, &o) };
         py.detach(|| a.binary(op, b)).map(PyArray).map_err(to_py)
     }
+}
+
+/// `__dlpack__(stream=...)`: an int (a Python `None` never gets here).
+#[inline(never)]
+fn stream_arg(s: Borrowed<'_, '_, PyAny>) -> PyResult<StreamArg> {
+    s.extract::<i64>()
+        .map(|v| StreamArg::from(Some(v)))
+        .map_err(|_| PyTypeError::new_err("stream must be an int or None"))
+}
+
+/// An export that may copy or wait for a device, with the GIL released meanwhile.
+#[inline(never)]
+fn export_detached(py: Python<'_>, a: &Array, o: ExportOptions) -> dlarray::Result<DLPackTensor> {
+    py.detach(|| a.to_dlpack_with(o))
 }
 
 #[pymethods]

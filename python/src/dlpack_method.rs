@@ -34,11 +34,19 @@ fn names(py: Python<'_>) -> &'static [Py<PyString>; 4] {
     })
 }
 
-/// Which parameter the keyword `name` is (by pointer first, then by value).
+/// Which parameter the keyword `name` is: by pointer (Python interns the names at call
+/// sites), else by value.
+#[inline]
 fn param_index(py: Python<'_>, name: Borrowed<'_, '_, PyAny>) -> PyResult<usize> {
-    if let Some(i) = names(py).iter().position(|n| n.as_ptr() == name.as_ptr()) {
-        return Ok(i);
+    match names(py).iter().position(|n| n.as_ptr() == name.as_ptr()) {
+        Some(i) => Ok(i),
+        None => param_index_by_value(name),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn param_index_by_value(name: Borrowed<'_, '_, PyAny>) -> PyResult<usize> {
     let name = name.cast::<PyString>()?;
     let s = name.to_cow()?;
     PARAMS
@@ -55,6 +63,45 @@ fn param_name(i: usize) -> &'static str {
     PARAMS[i].to_str().unwrap_or("?")
 }
 
+// The errors below are built out of line: inlined, their formatting code sat between the
+// steps of every export and spread its code over more instruction-cache lines.
+
+#[cold]
+#[inline(never)]
+fn positional(nargs: ffi::Py_ssize_t) -> PyErr {
+    PyTypeError::new_err(format!(
+        "__dlpack__() takes 0 positional arguments but {nargs} were given"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn repeated(i: usize) -> PyErr {
+    PyTypeError::new_err(format!(
+        "__dlpack__() got multiple values for argument '{}'",
+        param_name(i)
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn mistyped(py: Python<'_>, i: usize, e: PyErr) -> PyErr {
+    let why = e.value(py).to_string();
+    PyTypeError::new_err(format!("__dlpack__() argument '{}': {why}", param_name(i)))
+}
+
+#[cold]
+#[inline(never)]
+fn not_an_array(e: pyo3::CastError<'_, '_>) -> PyErr {
+    e.into()
+}
+
+/// `copy`: a bool (or what pyo3 converts to one).
+#[inline(never)]
+fn copy_arg(v: Borrowed<'_, '_, PyAny>) -> PyResult<bool> {
+    v.extract()
+}
+
 /// The call's arguments are read as borrowed pointers (`Borrowed`), not `Bound` handles:
 /// CPython keeps them alive for the call, and each handle's reference count update was
 /// ~12 instructions, eight of them per export.
@@ -66,13 +113,11 @@ fn call(
     kwnames: *mut ffi::PyObject,
 ) -> PyResult<Py<PyAny>> {
     if nargs != 0 {
-        return Err(PyTypeError::new_err(format!(
-            "__dlpack__() takes 0 positional arguments but {nargs} were given"
-        )));
+        return Err(positional(nargs));
     }
     // SAFETY: Python calls a method with its live `self`, borrowed for the call.
     let this = unsafe { Borrowed::from_ptr(py, slf) };
-    let this = this.cast::<PyArray>()?;
+    let this = this.cast::<PyArray>().map_err(not_an_array)?;
     let mut values: [Option<Borrowed<'_, '_, PyAny>>; 4] = [None; 4];
     if !kwnames.is_null() {
         // SAFETY: for METH_FASTCALL | METH_KEYWORDS, `kwnames` is a tuple of the keyword
@@ -84,24 +129,16 @@ fn call(
                 let i = param_index(py, name)?;
                 let value = Borrowed::from_ptr(py, *args.add(k as usize));
                 if values[i].replace(value).is_some() {
-                    return Err(PyTypeError::new_err(format!(
-                        "__dlpack__() got multiple values for argument '{}'",
-                        param_name(i)
-                    )));
+                    return Err(repeated(i));
                 }
             }
         }
     }
     let arg = |i: usize| values[i].filter(|v| !v.is_none());
-    let typed = |i: usize| {
-        move |e: PyErr| {
-            let why = e.value(py).to_string();
-            PyTypeError::new_err(format!("__dlpack__() argument '{}': {why}", param_name(i)))
-        }
-    };
+    let typed = |i: usize| move |e: PyErr| mistyped(py, i, e);
     let max_version = arg(1).map(int_pair).transpose().map_err(typed(1))?;
     let dl_device = arg(2).map(int_pair).transpose().map_err(typed(2))?;
-    let copy = arg(3).map(|v| v.extract()).transpose().map_err(typed(3))?;
+    let copy = arg(3).map(copy_arg).transpose().map_err(typed(3))?;
     this.get()
         .export_capsule(py, arg(0), max_version, dl_device, copy)
 }
@@ -132,6 +169,16 @@ where
             }
         }
     }
+    int_pair_slow(v)
+}
+
+/// Anything but an exact tuple of two small ints, through pyo3's conversion and errors.
+#[cold]
+#[inline(never)]
+fn int_pair_slow<T>(v: Borrowed<'_, '_, PyAny>) -> PyResult<(T, T)>
+where
+    (T, T): for<'a, 'py> FromPyObject<'a, 'py, Error = PyErr>,
+{
     v.extract()
 }
 

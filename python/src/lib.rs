@@ -30,6 +30,7 @@ pyo3::create_exception!(
 );
 
 /// Converts a dlarray error to the Python exception the array API expects.
+#[cold]
 pub(crate) fn to_py(e: dlarray::Error) -> PyErr {
     use dlarray::Error::*;
     use pyo3::exceptions::*;

@@ -6,7 +6,7 @@ use super::ffi::*;
 use super::stream::{StreamArg, export_sync};
 use super::tensor::{DLPackTensor, Owned};
 use super::{DlpackPolicy, dlpack_policy};
-use crate::array::Array;
+use crate::array::{Array, ShardData};
 use crate::backends::host::{HostBuffer, HostPool, physical_memory};
 use crate::backends::{Address, Device, DeviceBuffer, MemoryKind, Shared, SharedBuffer};
 use crate::error::{BufferError, Error, Result};
@@ -93,6 +93,36 @@ fn address_mismatch(device: &Device, address: Address, dl: DLDevice) -> Error {
     BufferError::Other(why).into()
 }
 
+/// `copy=True` on the device where the array is: a fresh copy there. The copy is queued
+/// behind the work on the source: only it needs the wait.
+#[inline(never)]
+fn copied_in_place<'a>(
+    dtype: crate::DType,
+    s: &ShardData,
+    device: DLDevice,
+    stream: StreamArg,
+) -> Result<Plan<'a>> {
+    let buffer = s
+        .device
+        .backend()
+        .copy(s.tensor(dtype), s.device.index(), s.memory_kind())?;
+    check_address(&s.device, &*buffer, device)?;
+    sync_for_consumer(&s.device, s.memory_kind(), &*buffer, device, stream)?;
+    Ok(Plan {
+        origin: None,
+        source: Source::Copy(buffer),
+        device,
+        fallback: None,
+    })
+}
+
+/// An export refused before anything was done (out of the hot path's code).
+#[cold]
+#[inline(never)]
+fn refused(e: BufferError) -> Error {
+    e.into()
+}
+
 /// The memory a tensor describes.
 enum Source<'a> {
     /// The array's own buffer and layout (zero-copy).
@@ -148,27 +178,31 @@ impl Array {
     }
 
     /// Exports as DLPack following the array API's `__dlpack__` rules.
+    ///
+    /// The in-place export of host memory is the hot path (every `np.from_dlpack`): what
+    /// only the other cases need (errors, copies, the fallback's log line) lives in functions
+    /// of its own, so the hot path runs through fewer instructions and cache lines.
     pub fn to_dlpack_with(&self, o: ExportOptions) -> Result<DLPackTensor> {
         let versioned = match o.max_version {
             None => false,
             Some((major, minor)) if (major, minor) < (0, 5) => {
-                return Err(BufferError::VersionTooOld(major, minor).into());
+                return Err(refused(BufferError::VersionTooOld(major, minor)));
             }
             Some((major, _)) => major >= 1,
         };
         if let Some(d) = o.dl_device {
             if d.device_type.name().is_none() {
-                return Err(BufferError::UnsupportedDeviceType(d.device_type.0).into());
+                return Err(refused(BufferError::UnsupportedDeviceType(d.device_type.0)));
             }
         }
         let plan = self.plan(&o)?;
         let copied = matches!(plan.source, Source::Copy(_));
         let read_only = self.is_read_only() && !copied;
         if read_only && !versioned {
-            return Err(BufferError::ReadOnlyLegacy.into());
+            return Err(refused(BufferError::ReadOnlyLegacy));
         }
         if let Some(reason) = &plan.fallback {
-            log::debug!("DLPack export of {self:?} copied to host: {reason}");
+            self.log_fallback(reason);
         }
         let mut flags = 0;
         if read_only {
@@ -180,62 +214,80 @@ impl Array {
         Ok(build(plan, self.shape(), self.dtype(), versioned, flags))
     }
 
+    #[cold]
+    #[inline(never)]
+    fn log_fallback(&self, reason: &BufferError) {
+        log::debug!("DLPack export of {self:?} copied to host: {reason}");
+    }
+
     fn plan(&self, o: &ExportOptions) -> Result<Plan<'_>> {
-        let policy = o.policy.unwrap_or_else(dlpack_policy);
         let native = self.dlpack_device();
         let here = native.as_ref().ok().copied();
-        let in_place = |device: DLDevice| -> Result<Plan<'_>> {
-            let s = self.single().ok_or(BufferError::Sharded)?;
-            check_address(&s.device, &*s.buffer, device)?;
-            if o.copy == Some(true) {
-                // The copy is queued behind the work on the source: only it needs the wait.
-                let t = s.tensor(self.dtype());
-                let buffer = s
-                    .device
-                    .backend()
-                    .copy(t, s.device.index(), s.memory_kind())?;
-                check_address(&s.device, &*buffer, device)?;
-                sync_for_consumer(&s.device, s.memory_kind(), &*buffer, device, o.stream)?;
-                return Ok(Plan {
-                    origin: None,
-                    source: Source::Copy(buffer),
-                    device,
-                    fallback: None,
-                });
-            }
-            sync_for_consumer(&s.device, s.memory_kind(), &*s.buffer, device, o.stream)?;
-            Ok(Plan {
-                // Only when the tensor describes the array as it is (not relabelled as host).
-                origin: (Some(device) == here).then(|| self.clone()),
-                source: Source::InPlace(&s.buffer, &s.layout),
-                device,
-                fallback: None,
-            })
-        };
         match (native, o.dl_device) {
-            (Ok(here), None) => in_place(here),
-            (Ok(here), Some(want)) if want == here => in_place(here),
-            (Ok(_), Some(DLDevice::CPU)) if self.host_addressable() => in_place(DLDevice::CPU),
-            (Err(reason), None) => {
-                if policy == DlpackPolicy::Strict || o.copy == Some(false) {
-                    return Err(reason.into());
-                }
-                self.host_copy(Some(reason), o.stream)
+            (Ok(here), None) => self.in_place(here, Some(here), o),
+            (Ok(here), Some(want)) if want == here => self.in_place(here, Some(here), o),
+            (Ok(_), Some(DLDevice::CPU)) if self.host_addressable() => {
+                self.in_place(DLDevice::CPU, here, o)
             }
-            (native, Some(want)) => {
-                if o.copy == Some(false) {
-                    let src = match native {
-                        Ok(d) => format!("{d:?}"),
-                        Err(_) => format!("{:?}", self.devices()),
-                    };
-                    return Err(Error::copy_required(format!("{want:?}"), src));
-                }
-                if want == DLDevice::CPU {
-                    return self.host_copy(None, o.stream);
-                }
-                self.copy_to(want, o.stream)
-            }
+            (Err(reason), None) => self.unexportable(reason, o),
+            (native, Some(want)) => self.moved(native, want, o),
         }
+    }
+
+    /// The array's own memory described as DLPack `device` (`here`: where the array is).
+    #[inline]
+    fn in_place(
+        &self,
+        device: DLDevice,
+        here: Option<DLDevice>,
+        o: &ExportOptions,
+    ) -> Result<Plan<'_>> {
+        let s = self.single().ok_or(BufferError::Sharded)?;
+        check_address(&s.device, &*s.buffer, device)?;
+        if o.copy == Some(true) {
+            return copied_in_place(self.dtype(), s, device, o.stream);
+        }
+        sync_for_consumer(&s.device, s.memory_kind(), &*s.buffer, device, o.stream)?;
+        Ok(Plan {
+            // Only when the tensor describes the array as it is (not relabelled as host).
+            origin: (Some(device) == here).then(|| self.clone()),
+            source: Source::InPlace(&s.buffer, &s.layout),
+            device,
+            fallback: None,
+        })
+    }
+
+    /// No DLPack device describes the array where it is: the host copy, unless the policy or
+    /// `copy=False` forbids it.
+    #[inline(never)]
+    fn unexportable(&self, reason: BufferError, o: &ExportOptions) -> Result<Plan<'_>> {
+        let policy = o.policy.unwrap_or_else(dlpack_policy);
+        if policy == DlpackPolicy::Strict || o.copy == Some(false) {
+            return Err(reason.into());
+        }
+        self.host_copy(Some(reason), o.stream)
+    }
+
+    /// The consumer wants the data on `want`, elsewhere than where it is: a copy there,
+    /// unless `copy=False` forbids it.
+    #[inline(never)]
+    fn moved(
+        &self,
+        native: Result<DLDevice, BufferError>,
+        want: DLDevice,
+        o: &ExportOptions,
+    ) -> Result<Plan<'_>> {
+        if o.copy == Some(false) {
+            let src = match native {
+                Ok(d) => format!("{d:?}"),
+                Err(_) => format!("{:?}", self.devices()),
+            };
+            return Err(Error::copy_required(format!("{want:?}"), src));
+        }
+        if want == DLDevice::CPU {
+            return self.host_copy(None, o.stream);
+        }
+        self.copy_to(want, o.stream)
     }
 
     /// Everything gathered into fresh host memory, exported as `(kDLCPU, 0)`.
@@ -298,8 +350,8 @@ impl Array {
 #[repr(C)]
 struct Holder<M> {
     managed: M,
-    /// `shape` then `strides` for up to 4 axes (the holder is boxed before pointers into it
-    /// are taken, so they stay valid)...
+    /// `shape` (the first four) and `strides` (the last four) for up to 4 axes (the holder
+    /// is in its heap block before pointers into it are taken, so they stay valid)...
     dims: [i64; 2 * INLINE_AXES],
     /// ... or here for more axes (an empty `Vec` costs no allocation).
     spill: Vec<i64>,
@@ -375,7 +427,7 @@ fn leak<M: Managed>(
 ) -> NonNull<M> {
     let ndim = layout.ndim();
     let spill = if ndim > INLINE_AXES {
-        vec![0; 2 * ndim]
+        spilled_dims(layout)
     } else {
         Vec::new()
     };
@@ -397,18 +449,19 @@ fn leak<M: Managed>(
         std::ptr::addr_of_mut!((*u).origin).write(origin);
         &mut *u
     };
-    let dims: &mut [i64] = if ndim > INLINE_AXES {
-        &mut h.spill
+    let (shape, strides) = if ndim > INLINE_AXES {
+        h.spill.split_at_mut(ndim)
     } else {
-        &mut h.dims[..2 * ndim]
+        // At most four axes: a loop of small, known trip count, which the compiler leaves
+        // scalar (a vectorised copy put ~1 KB of code the export jumps over in its path).
+        let (shape, strides) = h.dims.split_at_mut(INLINE_AXES);
+        let axes = layout.shape().iter().zip(layout.strides());
+        for (i, (&n, &st)) in axes.take(INLINE_AXES).enumerate() {
+            shape[i] = n as i64;
+            strides[i] = st as i64;
+        }
+        (shape, strides)
     };
-    let (shape, strides) = dims.split_at_mut(ndim);
-    for (d, &n) in shape.iter_mut().zip(layout.shape()) {
-        *d = n as i64;
-    }
-    for (d, &st) in strides.iter_mut().zip(layout.strides()) {
-        *d = st as i64;
-    }
     // 0-d tensors get NULL shape and strides.
     let (shape, strides) = if ndim == 0 {
         (std::ptr::null_mut(), std::ptr::null_mut())
@@ -426,6 +479,15 @@ fn leak<M: Managed>(
         t.strides = strides;
         NonNull::new_unchecked(p as *mut M)
     }
+}
+
+/// Shape then strides of a layout of more than [`INLINE_AXES`] axes, in a `Vec` of its own.
+#[cold]
+fn spilled_dims(layout: &Layout) -> Vec<i64> {
+    let shape = layout.shape().iter().map(|&n| n as i64);
+    shape
+        .chain(layout.strides().iter().map(|&s| s as i64))
+        .collect()
 }
 
 /// The address of `layout`'s first element in `buffer` (NULL for an empty tensor).
