@@ -235,3 +235,41 @@ fn a_matmul_mismatch_names_the_inner_sizes() {
          left, 4 rows on the right)"
     );
 }
+
+#[test]
+fn reshape_infers_one_axis_and_refuses_the_rest() {
+    let a = Array::arange(0.0, 6.0, 1.0, DType::F32).unwrap();
+    let v = a.reshape(&[2, -1]).unwrap();
+    assert_eq!(v.shape(), &[2, 3]);
+    assert_eq!(
+        v.unsafe_buffer_pointer().unwrap(),
+        a.unsafe_buffer_pointer().unwrap(),
+        "a view of the same memory"
+    );
+    assert_eq!(a.reshape(&[-1, 1, 2]).unwrap().shape(), &[3, 1, 2]);
+    assert_eq!(
+        a.reshape(&[4, -1]).unwrap_err(),
+        Error::ShapeMismatch {
+            op: "reshape",
+            lhs: vec![6],
+            rhs: vec![4, 0],
+        }
+    );
+    for bad in [&[-2, 3][..], &[-1, -1], &[2, -3]] {
+        let e = a.reshape(bad).unwrap_err().to_string();
+        assert!(e.contains("invalid reshape target"), "{bad:?}: {e}");
+    }
+    // Six axes (beyond the inline lists) and back.
+    let six = a.reshape(&[1, 1, 2, 1, 3, 1]).unwrap();
+    assert_eq!(six.shape(), &[1, 1, 2, 1, 3, 1]);
+    assert_eq!(
+        six.reshape(&[-1]).unwrap().to_vec::<f32>().unwrap(),
+        [0., 1., 2., 3., 4., 5.]
+    );
+    // A transposed array is copied, not viewed, and keeps the transposed order.
+    let t = a.reshape(&[2, 3]).unwrap().t().unwrap();
+    assert_eq!(
+        t.reshape(&[-1]).unwrap().to_vec::<f32>().unwrap(),
+        [0., 3., 1., 4., 2., 5.]
+    );
+}

@@ -16,6 +16,7 @@ mod shape;
 mod slice;
 mod walk;
 
+pub(crate) use shape::small;
 pub use shape::{
     Dims, MAX_ELEMENTS, Strides, axis_last, broadcast_shapes, checked_bytes, checked_size,
     contiguous_strides, inverse_permutation, normalize_axis, same_shape,
@@ -46,8 +47,8 @@ impl Clone for Layout {
     // layouts are cloned on every op and export.
     fn clone(&self) -> Self {
         Layout {
-            shape: SmallVec::from_slice(&self.shape),
-            strides: SmallVec::from_slice(&self.strides),
+            shape: small(&self.shape),
+            strides: small(&self.strides),
             offset: self.offset,
             size: self.size,
             contiguous: self.contiguous,
@@ -115,11 +116,7 @@ impl Layout {
                  offsets {span:?}, outside 0..=isize::MAX"
             )));
         }
-        Ok(Layout::assemble(
-            SmallVec::from_slice(shape),
-            SmallVec::from_slice(strides),
-            offset,
-        ))
+        Ok(Layout::assemble(small(shape), small(strides), offset))
     }
 
     /// A row-major layout of `shape` at offset 0; an error when `shape` has more elements
@@ -140,7 +137,7 @@ impl Layout {
         }
         Ok(Layout {
             strides,
-            shape: SmallVec::from_slice(shape),
+            shape: small(shape),
             offset: 0,
             size: shape.iter().product(),
             contiguous: true,
@@ -155,7 +152,7 @@ impl Layout {
         debug_assert!(checked_size(shape).is_ok(), "{shape:?} was not checked");
         Layout {
             strides: contiguous_strides(shape),
-            shape: SmallVec::from_slice(shape),
+            shape: small(shape),
             offset: 0,
             size: shape.iter().product(),
             contiguous: true,
@@ -178,7 +175,7 @@ impl Layout {
                 .is_none_or(|r| r.start >= 0 && r.end - 1 <= isize::MAX as i128),
             "{shape:?} {strides:?} from {offset} was not bounded"
         );
-        Layout::assemble(SmallVec::from_slice(shape), strides, offset)
+        Layout::assemble(small(shape), strides, offset)
     }
 
     /// A layout from raw parts; checks that every reachable offset lies in `0..buffer_len`.
@@ -204,11 +201,7 @@ impl Layout {
                  elements {span:?}, outside a buffer of {buffer_len} elements"
             )));
         }
-        Ok(Layout::assemble(
-            SmallVec::from_slice(shape),
-            SmallVec::from_slice(strides),
-            offset,
-        ))
+        Ok(Layout::assemble(small(shape), small(strides), offset))
     }
 
     /// The extent of each axis.
@@ -297,10 +290,7 @@ impl Layout {
                 self.ndim()
             )));
         }
-        let (mut shape, mut strides): (Dims, Strides) = (
-            SmallVec::from_slice(&self.shape),
-            SmallVec::from_slice(&self.strides),
-        );
+        let (mut shape, mut strides): (Dims, Strides) = (small(&self.shape), small(&self.strides));
         let mut offset = self.offset as i128;
         let mut empty = self.size() == 0;
         for (k, s) in slices.iter().enumerate() {
@@ -357,11 +347,7 @@ impl Layout {
             };
         }
         // Repeated axes reach no new offset; kept axes reach what they did.
-        Ok(Layout::assemble(
-            SmallVec::from_slice(shape),
-            strides,
-            self.offset,
-        ))
+        Ok(Layout::assemble(small(shape), strides, self.offset))
     }
 
     /// A view with `shape` if the elements can be addressed without copying (NumPy's
@@ -376,11 +362,10 @@ impl Layout {
             });
         }
         if size == 0 || self.is_contiguous() {
-            return Ok(Some(Layout::assemble(
-                SmallVec::from_slice(shape),
-                contiguous_strides(shape),
-                self.offset,
-            )));
+            // Row-major by construction, and `shape` passed `checked_size` above.
+            let mut view = Layout::contiguous_valid(shape);
+            view.offset = self.offset;
+            return Ok(Some(view));
         }
         // Group old and new axes into runs of equal products; each old run must be contiguous.
         let old: Vec<(usize, isize)> = self
@@ -417,11 +402,7 @@ impl Layout {
             ni = nj;
         }
         // The same elements addressed in another grouping: the span is unchanged.
-        Ok(Some(Layout::assemble(
-            SmallVec::from_slice(shape),
-            strides,
-            self.offset,
-        )))
+        Ok(Some(Layout::assemble(small(shape), strides, self.offset)))
     }
 
     /// The layout with `axis` removed, positioned at `index` along it.
@@ -440,10 +421,7 @@ impl Layout {
                 size: n,
             });
         }
-        let (mut shape, mut strides): (Dims, Strides) = (
-            SmallVec::from_slice(&self.shape),
-            SmallVec::from_slice(&self.strides),
-        );
+        let (mut shape, mut strides): (Dims, Strides) = (small(&self.shape), small(&self.strides));
         shape.remove(axis);
         strides.remove(axis);
         // An element of this layout: its offset is in range.

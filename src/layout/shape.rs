@@ -13,6 +13,23 @@ pub type Dims = SmallVec<[usize; 4]>;
 /// Strides in elements.
 pub type Strides = SmallVec<[isize; 4]>;
 
+/// `xs` as an inline list when it has at most 4 entries, copied entry by entry: SmallVec's
+/// `from_slice` copies a slice of run-time length with a call to `memcpy` (~25 instructions),
+/// and every op builds several of these lists (its output's shape, strides and region).
+#[inline(always)]
+pub(crate) fn small<T: Copy + Default>(xs: &[T]) -> SmallVec<[T; 4]> {
+    if xs.len() > 4 {
+        return SmallVec::from_slice(xs);
+    }
+    let mut buf = [T::default(); 4];
+    for (k, b) in buf.iter_mut().enumerate() {
+        if let Some(&x) = xs.get(k) {
+            *b = x;
+        }
+    }
+    SmallVec::from_buf_and_len(buf, xs.len())
+}
+
 /// Most elements an array may have (and most elements the non-empty axes of an empty one
 /// may multiply to): `isize::MAX`, as in ndarray and Rust's own allocation limit.
 pub const MAX_ELEMENTS: usize = isize::MAX as usize;
@@ -75,9 +92,15 @@ fn bytes_overflow(elements: usize, item_size: usize, device: &str) -> Error {
 /// Row-major strides of `shape` (a shape [`checked_size`] accepts, so none overflows).
 #[inline]
 pub fn contiguous_strides(shape: &[usize]) -> Strides {
-    let mut strides: Strides = SmallVec::from_elem(1, shape.len());
+    let n = shape.len();
+    // Inline for up to 4 axes, as `small` (every op's output layout is built here).
+    let mut strides: Strides = if n <= 4 {
+        SmallVec::from_buf_and_len([1; 4], n)
+    } else {
+        SmallVec::from_elem(1, n)
+    };
     let mut acc = 1isize;
-    for k in (0..shape.len()).rev() {
+    for k in (0..n).rev() {
         strides[k] = acc;
         acc = acc.saturating_mul(shape[k].max(1) as isize);
     }
