@@ -273,3 +273,43 @@ fn reshape_infers_one_axis_and_refuses_the_rest() {
         [0., 3., 1., 4., 2., 5.]
     );
 }
+
+#[test]
+fn views_of_one_shard_keep_values_and_refuse_bad_axes() {
+    let a = Array::arange(0.0, 24.0, 1.0, DType::I32)
+        .unwrap()
+        .reshape(&[2, 3, 4])
+        .unwrap();
+    let t = a.t().unwrap();
+    assert_eq!(t.shape(), &[4, 3, 2]);
+    assert_eq!(
+        t.unsafe_buffer_pointer().unwrap(),
+        a.unsafe_buffer_pointer().unwrap()
+    );
+    let p = a.permute(&[1, 2, 0]).unwrap();
+    assert_eq!(p.shape(), &[3, 4, 2]);
+    // p[i, j, k] = a[k, i, j]
+    let pv = p.to_vec::<i32>().unwrap();
+    assert_eq!(&pv[..4], &[0, 12, 1, 13]);
+    for bad in [&[0, 1][..], &[0, 1, 3], &[0, 0, 1], &[2, 1, 0, 3]] {
+        let e = a.permute(bad).unwrap_err().to_string();
+        assert!(e.contains("is not a permutation of 3 axes"), "{bad:?}: {e}");
+    }
+    // 0-d and 1-d transposes are the array itself; six axes go past the inline lists.
+    let s = Array::full(&[], 7, DType::I32).unwrap();
+    assert_eq!(s.t().unwrap().item::<i32>().unwrap(), 7);
+    let six = a.reshape(&[1, 2, 1, 3, 4, 1]).unwrap();
+    assert_eq!(six.t().unwrap().shape(), &[1, 4, 3, 1, 2, 1]);
+    assert_eq!(six.squeeze(None).unwrap().shape(), &[2, 3, 4]);
+    assert_eq!(six.squeeze(Some(&[0, -1])).unwrap().shape(), &[2, 1, 3, 4]);
+    assert!(six.squeeze(Some(&[1])).is_err(), "axis 1 has size 2");
+    assert!(six.squeeze(Some(&[6])).is_err(), "no axis 6");
+    assert_eq!(a.expand_dims(0).unwrap().shape(), &[1, 2, 3, 4]);
+    assert_eq!(a.expand_dims(2).unwrap().shape(), &[2, 3, 1, 4]);
+    assert_eq!(a.expand_dims(-1).unwrap().shape(), &[2, 3, 4, 1]);
+    assert!(a.expand_dims(5).is_err());
+    assert_eq!(
+        a.expand_dims(1).unwrap().to_vec::<i32>().unwrap(),
+        a.to_vec::<i32>().unwrap()
+    );
+}

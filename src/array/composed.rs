@@ -10,6 +10,7 @@ use crate::backends::{BinaryOp, ReduceOp, UnaryOp};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::layout::{Slice, normalize_axis};
+use smallvec::SmallVec;
 
 impl Array {
     /// NumPy's `diff`: the `n`-th difference along `axis`, after `prepend` and `append`
@@ -143,10 +144,16 @@ impl Array {
     /// must have size 1). A view.
     pub fn squeeze(&self, axes: Option<&[isize]>) -> Result<Array> {
         let nd = self.ndim();
-        let drop: Vec<usize> = match axes {
-            None => (0..nd).filter(|&k| self.shape()[k] == 1).collect(),
+        // Which axes go, and the shape that stays: inline lists for up to 8 axes (a view of a
+        // small array is mostly such bookkeeping).
+        let mut dropped: SmallVec<[bool; 8]> = SmallVec::from_elem(false, nd);
+        match axes {
+            None => {
+                for (d, &n) in dropped.iter_mut().zip(self.shape()) {
+                    *d = n == 1;
+                }
+            }
             Some(list) => {
-                let mut v = Vec::with_capacity(list.len());
                 for &a in list {
                     let k = normalize_axis(a, nd)?;
                     if self.shape()[k] != 1 {
@@ -156,15 +163,16 @@ impl Array {
                             self.shape()[k]
                         )));
                     }
-                    v.push(k);
+                    dropped[k] = true;
                 }
-                v
             }
-        };
-        let shape: Vec<isize> = (0..nd)
-            .filter(|k| !drop.contains(k))
-            .map(|k| self.shape()[k] as isize)
-            .collect();
+        }
+        let mut shape: SmallVec<[isize; 8]> = SmallVec::new();
+        for (&n, &d) in self.shape().iter().zip(&dropped) {
+            if !d {
+                shape.push(n as isize);
+            }
+        }
         self.reshape(&shape)
     }
 
@@ -172,8 +180,10 @@ impl Array {
     /// the result, as NumPy's `expand_dims`). A view.
     pub fn expand_dims(&self, axis: isize) -> Result<Array> {
         let k = normalize_axis(axis, self.ndim() + 1)?;
-        let mut shape: Vec<isize> = self.shape().iter().map(|&d| d as isize).collect();
-        shape.insert(k, 1);
+        let mut shape: SmallVec<[isize; 8]> = SmallVec::from_elem(1, self.ndim() + 1);
+        for (j, &n) in self.shape().iter().enumerate() {
+            shape[j + usize::from(j >= k)] = n as isize;
+        }
         self.reshape(&shape)
     }
 
@@ -185,7 +195,7 @@ impl Array {
                 "matrix transpose needs at least 2 dimensions, the array has {nd}"
             )));
         }
-        let mut perm: Vec<usize> = (0..nd).collect();
+        let mut perm: SmallVec<[usize; 8]> = (0..nd).collect();
         perm.swap(nd - 2, nd - 1);
         self.permute(&perm)
     }

@@ -555,6 +555,10 @@ impl Array {
     // ---- views ----
 
     fn map_single_view(&self, f: impl Fn(&Layout) -> Result<Layout>) -> Result<Array> {
+        if let Some(s) = self.single() {
+            // Borrowed: `gathered_single` would clone the shard (its lists) for nothing.
+            return Ok(self.view_of(s, f(&s.layout)?));
+        }
         let s = self.gathered_single()?;
         let layout = f(&s.layout)?;
         Ok(self.view_of(&s, layout))
@@ -636,6 +640,13 @@ impl Array {
     /// Axes permuted (`perm[k]` is the old axis that becomes axis `k`); no copy, and a
     /// sharded array keeps its shards (the sharding's spec is permuted with them).
     pub fn permute(&self, perm: &[usize]) -> Result<Array> {
+        // One shard on one device (the common case): a view of its layout. The general path
+        // below builds lists of shards and a permuted sharding, which made a transpose of 8
+        // elements cost twice an add of them.
+        if let Some(s) = self.single().filter(|_| self.has_single_device_sharding()) {
+            let layout = s.layout.permute(perm)?;
+            return Ok(self.view_of(s, layout));
+        }
         // Validates perm.
         Layout::contiguous(self.shape())?.permute(perm)?;
         let shards = self
@@ -663,7 +674,10 @@ impl Array {
 
     /// Axes reversed (the matrix transpose for 2-D).
     pub fn t(&self) -> Result<Array> {
-        let perm: Vec<usize> = (0..self.ndim()).rev().collect();
+        let mut perm: Dims = small(self.shape());
+        for (k, p) in perm.iter_mut().rev().enumerate() {
+            *p = k;
+        }
         self.permute(&perm)
     }
 

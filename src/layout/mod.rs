@@ -253,7 +253,7 @@ impl Layout {
     /// Axes permuted: axis `k` of the result is axis `perm[k]` of `self`.
     pub fn permute(&self, perm: &[usize]) -> Result<Layout> {
         let n = self.ndim();
-        let mut seen = vec![false; n];
+        let mut seen: SmallVec<[bool; 8]> = SmallVec::from_elem(false, n);
         if perm.len() != n
             || perm
                 .iter()
@@ -263,12 +263,14 @@ impl Layout {
                 "{perm:?} is not a permutation of {n} axes"
             )));
         }
-        // The same axes in another order: same size and span.
-        Ok(Layout::assemble(
-            perm.iter().map(|&p| self.shape[p]).collect(),
-            perm.iter().map(|&p| self.strides[p]).collect(),
-            self.offset,
-        ))
+        // The same axes in another order: same size and span. Filled in place (SmallVec's
+        // `collect` cost more than the rest of a transpose).
+        let (mut shape, mut strides) = (self.shape.clone(), self.strides.clone());
+        for (k, &p) in perm.iter().enumerate() {
+            shape[k] = self.shape[p];
+            strides[k] = self.strides[p];
+        }
+        Ok(Layout::assemble(shape, strides, self.offset))
     }
 
     /// Axes reversed (matrix transpose for 2-D).
