@@ -914,6 +914,14 @@ fn scalar_operands_are_weak() {
     );
     let e = (&u + 300i32).unwrap_err();
     assert!(e.to_string().contains("out of bounds for uint8"), "{e}");
+    // True division computes integers in float64: any integer divides, as in NumPy.
+    let h = (&u / -2i32).unwrap();
+    assert_eq!(
+        (h.dtype(), h.to_vec::<f64>().unwrap()),
+        (DType::F64, vec![-125.0, -0.5])
+    );
+    let h = (300i32 / &u).unwrap();
+    assert_eq!(h.to_vec::<f64>().unwrap(), vec![1.2, 300.0]);
     let i = Array::from_vec(vec![1i32, 2], &[2]).unwrap();
     let f = (&i * 2.5).unwrap();
     assert_eq!(

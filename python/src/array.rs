@@ -4,8 +4,8 @@ use crate::{PyDevice, device_arg, to_py};
 use dlarray::array::format::{FormatOptions, Style};
 use dlarray::dlpack::StreamArg;
 use dlarray::{
-    Array, Axes, BinaryOp, DLDevice, DLDeviceType, DLPackTensor, DlpackPolicy, ExportOptions,
-    MemoryKind, Scalar,
+    Array, Axes, BinaryOp, DLDevice, DLDeviceType, DLPackTensor, DType, DlpackPolicy,
+    ExportOptions, MemoryKind, Scalar,
 };
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -36,6 +36,96 @@ fn operand(this: &Array, other: &Bound<'_, PyAny>) -> PyResult<Array> {
         Some(dev) if this.devices().len() == 1 => s.to_device(dev).map_err(to_py),
         _ => Ok(s),
     }
+}
+
+/// A Python scalar operand (exactly a `bool`, `int`, `float` or `complex`): *weak*, as NEP 50
+/// and the array API take it (`Array::binary_scalar`): it takes the array's dtype when its
+/// kind fits (`float32 * 2.0` is float32, `uint8 + 1` uint8) and its kind's default dtype
+/// otherwise (`int64 * 2.5` is float64, `float32 * 1j` complex64). NumPy's scalar types
+/// (`np.float64(2)`, a `float` subclass) are strongly typed in NEP 50, and go the array way.
+/// `None` for anything else.
+fn weak_scalar(o: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
+    use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
+    Ok(Some(if o.is_exact_instance_of::<PyBool>() {
+        Scalar::Bool(o.extract()?)
+    } else if o.is_exact_instance_of::<PyInt>() {
+        // Past i128 nothing fits any dtype: pyo3 raises OverflowError, as NumPy does.
+        Scalar::Int(o.extract()?)
+    } else if o.is_exact_instance_of::<PyFloat>() {
+        Scalar::Float(o.extract()?)
+    } else if let Ok(c) = o.cast_exact::<PyComplex>() {
+        Scalar::Complex(dlarray::dtype::Complex64::new(c.real(), c.imag()))
+    } else {
+        return Ok(None);
+    }))
+}
+
+/// Where a weak Python int `s` falls against the integer dtype it takes with an `array`
+/// dtype: `Less` below its range, `Greater` above, `Equal` inside (or not an int case).
+fn weak_int_range(array: DType, s: Scalar) -> (DType, std::cmp::Ordering) {
+    use std::cmp::Ordering;
+    let dtype = dlarray::array::scalar_ops::weak_scalar_dtype(array, s);
+    let Scalar::Int(i) = s else {
+        return (dtype, Ordering::Equal);
+    };
+    if !dtype.is_integer() {
+        return (dtype, Ordering::Equal);
+    }
+    let bits = 8 * dtype.size_in_bytes() as u32;
+    let (lo, hi) = if dtype.kind() == dlarray::dtype::Kind::UInt {
+        (0, (1i128 << bits) - 1)
+    } else {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    };
+    let at = if i < lo {
+        Ordering::Less
+    } else if i > hi {
+        Ordering::Greater
+    } else {
+        Ordering::Equal
+    };
+    (dtype, at)
+}
+
+/// NumPy 2's `OverflowError` for a Python int outside the integer dtype it would take
+/// (ops that compute integers in float64, as true division, take any int).
+fn check_weak_int(array: DType, op: BinaryOp, s: Scalar) -> PyResult<()> {
+    if op == BinaryOp::Div || op.is_real_float() {
+        return Ok(());
+    }
+    match weak_int_range(array, s) {
+        (_, std::cmp::Ordering::Equal) => Ok(()),
+        (dtype, _) => Err(pyo3::exceptions::PyOverflowError::new_err(format!(
+            "Python integer {} out of bounds for {dtype}",
+            match s {
+                Scalar::Int(i) => i,
+                _ => 0,
+            }
+        ))),
+    }
+}
+
+/// `array <op> s` for a comparison with a Python int outside the array's integer range:
+/// every element compares the same way, and NumPy 2 answers instead of raising.
+fn out_of_range_comparison(a: &Array, op: BinaryOp, s: Scalar) -> Option<dlarray::Result<Array>> {
+    use std::cmp::Ordering;
+    let above = match weak_int_range(a.dtype(), s).1 {
+        Ordering::Equal => return None,
+        at => at == Ordering::Greater,
+    };
+    let answer = match op {
+        BinaryOp::Eq => false,
+        BinaryOp::Ne => true,
+        BinaryOp::Lt | BinaryOp::Le => above,
+        BinaryOp::Gt | BinaryOp::Ge => !above,
+        _ => return None,
+    };
+    Some(Array::full_sharded(
+        a.shape(),
+        Scalar::Bool(answer),
+        DType::Bool,
+        a.sharding(),
+    ))
 }
 
 impl PyArray {
@@ -93,6 +183,13 @@ impl PyArray {
         other: &Bound<'_, PyAny>,
         swap: bool,
     ) -> PyResult<PyArray> {
+        if let Some(v) = weak_scalar(other)? {
+            check_weak_int(self.0.dtype(), op, v)?;
+            return py
+                .detach(|| self.0.binary_scalar(op, v, swap))
+                .map(PyArray)
+                .map_err(to_py);
+        }
         let o = operand(&self.0, other)?;
         let (a, b) = if swap { (&o, &self.0) } else { (&self.0, &o) };
         py.detach(|| a.binary(op, b)).map(PyArray).map_err(to_py)
@@ -509,6 +606,14 @@ impl PyArray {
             C::Gt => BinaryOp::Gt,
             C::Ge => BinaryOp::Ge,
         };
+        if let Some(v) = weak_scalar(other)? {
+            let r = match out_of_range_comparison(&self.0, bop, v) {
+                Some(r) => r,
+                None => py.detach(|| self.0.binary_scalar(bop, v, false)),
+            }
+            .map_err(to_py)?;
+            return Ok(Py::new(py, PyArray(r))?.into_any());
+        }
         match operand(&self.0, other) {
             Ok(o) => {
                 let r = py.detach(|| self.0.binary(bop, &o)).map_err(to_py)?;

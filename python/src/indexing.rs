@@ -3,8 +3,9 @@
 
 use dlarray::{Array, DType, Slice};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyEllipsis, PyList, PySlice, PyTuple};
+use pyo3::types::{PyBool, PyEllipsis, PyList, PySlice, PyString, PyTuple};
 
 /// One entry of an indexing key.
 enum Item {
@@ -28,12 +29,15 @@ fn item(k: &Bound<'_, PyAny>) -> PyResult<Item> {
         return Ok(Item::NewAxis);
     }
     if let Ok(s) = k.cast::<PySlice>() {
-        let part = |name: &str| -> PyResult<Option<isize>> { s.getattr(name)?.extract() };
-        let step = part("step")?.unwrap_or(1);
+        let py = k.py();
+        let part =
+            |name: &Bound<'_, PyString>| -> PyResult<Option<isize>> { s.getattr(name)?.extract() };
+        let step = part(intern!(py, "step"))?.unwrap_or(1);
         if step == 0 {
             return Err(PyValueError::new_err("slice step cannot be zero"));
         }
-        return Ok(Item::Range(Slice::new(part("start")?, part("stop")?, step)));
+        let (start, stop) = (part(intern!(py, "start"))?, part(intern!(py, "stop"))?);
+        return Ok(Item::Range(Slice::new(start, stop, step)));
     }
     // A Python bool is a 0-d mask, as NumPy reads it (not the index 0 or 1).
     if k.is_instance_of::<PyBool>() {
@@ -42,10 +46,9 @@ fn item(k: &Bound<'_, PyAny>) -> PyResult<Item> {
             Array::from_vec(vec![b], &[]).map_err(crate::to_py)?,
         ));
     }
-    if let Ok(i) = k
-        .call_method0("__index__")
-        .and_then(|i| i.extract::<isize>())
-    {
+    // An int, or anything with `__index__` (which the conversion calls): without looking the
+    // method up by name, a third of `a[1]`'s time.
+    if let Ok(i) = k.extract::<isize>() {
         return Ok(Item::Index(i));
     }
     if k.is_instance_of::<PyList>()
@@ -173,7 +176,12 @@ pub(crate) fn get(a: &Array, key: &Bound<'_, PyAny>) -> PyResult<Array> {
         shape.push(n as isize);
         flat.push(Item::Range(Slice::full()));
     }
-    let base = a.reshape(&shape).map_err(crate::to_py)?;
+    // New axes are inserted by a reshape (a view); without them the array is the base.
+    let base = if shape.len() == nd && shape.iter().zip(a.shape()).all(|(&n, &m)| n as usize == m) {
+        a.clone()
+    } else {
+        a.reshape(&shape).map_err(crate::to_py)?
+    };
     let advanced = flat.iter().any(|i| matches!(i, Item::Ints(_)));
     if !advanced {
         return basic(&base, &flat);
@@ -195,7 +203,12 @@ fn basic(a: &Array, items: &[Item]) -> PyResult<Array> {
             _ => slices.push(Slice::full()),
         }
     }
-    let mut out = a.slice(&slices).map_err(crate::to_py)?;
+    // Integers alone (`a[1]`, `a[1, 2]`) need no slice view first.
+    let mut out = if slices.iter().all(|s| *s == Slice::full()) {
+        a.clone()
+    } else {
+        a.slice(&slices).map_err(crate::to_py)?
+    };
     // Last axis first, so the earlier axes keep their numbers.
     for &(axis, j) in picks.iter().rev() {
         out = out.index_axis(axis as isize, j).map_err(crate::to_py)?;

@@ -111,6 +111,17 @@ def test_basic_indexing_matches_numpy():
         want = n[key]
         assert got.shape == want.shape, key
         np.testing.assert_array_equal(np.asarray(got), want, err_msg=str(key))
+    # Anything with __index__ is an integer index: a class of ours, a 0-d integer Array.
+    class Two:
+        def __index__(self):
+            return 2
+
+    np.testing.assert_array_equal(np.asarray(a[Two(), 1]), n[2, 1])
+    np.testing.assert_array_equal(np.asarray(a[dlarray.asarray(1), -1]), n[1, -1])
+    # Whole-array keys are the array's own memory.
+    for key in [slice(None), ..., (slice(None), slice(None), slice(None))]:
+        assert a[key].unsafe_buffer_pointer() == a.unsafe_buffer_pointer()
+        np.testing.assert_array_equal(np.asarray(a[key]), n)
     # A view: the same memory (here: the first row starts where the array does).
     assert a[0].unsafe_buffer_pointer() == a.unsafe_buffer_pointer()
     assert a[1].unsafe_buffer_pointer() == a.unsafe_buffer_pointer() + 20 * 4

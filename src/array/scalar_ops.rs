@@ -40,7 +40,13 @@ impl Array {
     /// `op(self, value)` (or `op(value, self)` when `scalar_first`) with `value` a weak
     /// scalar (see the module docs). The scalar is made on this array's first device.
     pub fn binary_scalar(&self, op: BinaryOp, value: Scalar, scalar_first: bool) -> Result<Array> {
-        let dtype = weak_scalar_dtype(self.dtype(), value);
+        let mut dtype = weak_scalar_dtype(self.dtype(), value);
+        // Ops that compute integers in float64 (true division, atan2, ...) take the integer
+        // as float64 too, whatever its range: NumPy's `uint8_array / -2` is float64, not an
+        // overflow of uint8.
+        if (op == BinaryOp::Div || op.is_real_float()) && dtype.is_integer() {
+            dtype = DType::F64;
+        }
         if let Scalar::Int(i) = value
             && dtype.is_integer()
         {

@@ -1,0 +1,83 @@
+"""Python scalars as operands: weak, as NumPy 2 (NEP 50) and the array API take them. The
+scalar takes the array's dtype when its kind fits, its kind's default dtype otherwise; an int
+outside the array's integer range raises OverflowError, except in comparisons, which answer.
+Every case is checked against NumPy itself."""
+import operator
+
+import numpy as np
+import pytest
+
+import dlarray
+
+DTYPES = ["bool", "int8", "uint8", "int32", "uint64", "int64", "float32", "float64", "complex64"]
+SCALARS = [True, 0, 3, -2, 2.5, -0.0, 1 + 2j]
+ARITH = [operator.add, operator.sub, operator.mul, operator.truediv]
+OPS = ARITH + [operator.lt, operator.eq, operator.ne, operator.ge]
+
+
+def values(dtype):
+    if dtype == "bool":
+        return np.array([True, False, True])
+    return np.array([1, 2, 7]).astype(dtype)
+
+
+def numpy_result(f):
+    try:
+        with np.errstate(all="ignore"):
+            return f(), None
+    except Exception as e:  # noqa: BLE001 - which error NumPy raises is the point
+        return None, type(e)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_operators_with_python_scalars_follow_numpy(dtype):
+    n = values(dtype)
+    d = dlarray.asarray(n)
+    for s in SCALARS:
+        for op in OPS:
+            if dtype == "bool" and s is True and op in ARITH:
+                continue  # bool arithmetic: outside the array API (dlarray refuses it)
+            if (isinstance(s, complex) or dtype.startswith("complex")) and op in (
+                operator.lt,
+                operator.ge,
+            ):
+                continue  # complex ordering: outside the array API (dlarray refuses it)
+            if isinstance(s, complex) and op is operator.truediv and dtype == "bool":
+                continue  # complex / 0: NumPy's inf+infj, C99's nan+nanj (both allowed)
+            for reflected in (False, True):
+                call = (lambda x: op(s, x)) if reflected else (lambda x: op(x, s))
+                want, err = numpy_result(lambda: call(n))
+                if err is not None:
+                    # NumPy refuses (bool - bool, ...): so do we, in some way.
+                    with pytest.raises(Exception):
+                        call(d)
+                    continue
+                got = call(d)
+                where = f"{op.__name__}({'s, x' if reflected else 'x, s'}) {dtype} {s!r}"
+                assert got.dtype == str(want.dtype), where
+                np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, err_msg=where)
+
+
+def test_out_of_range_ints_raise_except_in_comparisons():
+    n = np.array([1, 200], np.uint8)
+    d = dlarray.asarray(n)
+    for s in (300, -1, 2**70):
+        with pytest.raises(OverflowError):
+            d + s
+        with pytest.raises(OverflowError):
+            s * d
+    for s in (300, -1, -(2**70), 2**70):
+        for op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
+            np.testing.assert_array_equal(np.asarray(op(d, s)), op(n, s), err_msg=f"{op} {s}")
+    with pytest.raises(OverflowError, match="Python integer 128 out of bounds for int8"):
+        dlarray.asarray([1], dtype="int8") + 128
+
+
+def test_functions_take_weak_scalars_too():
+    a = dlarray.asarray([1, 2])
+    got = dlarray.add(a, 2.5)
+    assert got.dtype == "float64"
+    np.testing.assert_array_equal(np.asarray(got), [3.5, 4.5])
+    f = dlarray.asarray([1.0], dtype="float32")
+    assert dlarray.multiply(3, f).dtype == "float32"
+    assert dlarray.multiply(f, 1j).dtype == "complex64"
