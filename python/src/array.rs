@@ -14,9 +14,11 @@ use pyo3::types::PyTuple;
 #[pyclass(frozen, name = "Array", module = "dlarray")]
 pub struct PyArray(pub Array);
 
-/// The other operand of an arithmetic operator: an Array, any `__dlpack__` producer (NumPy,
-/// PyTorch, JAX arrays, imported without a copy where memory allows), or a Python scalar
-/// (converted to this array's dtype, as NumPy 2 does for Python scalars).
+/// The other operand of an arithmetic operator that is not a Python scalar (see
+/// `weak_scalar`): an Array, any `__dlpack__` producer (NumPy, PyTorch, JAX arrays, imported
+/// without a copy where memory allows), a NumPy scalar (`np.float32(2)`: its own dtype, as
+/// NEP 50 keeps it), or a subclass of a Python number (`IntEnum`): NumPy's dtype for it,
+/// as NumPy converts it. Scalars are made on this array's device.
 fn operand(this: &Array, other: &Bound<'_, PyAny>) -> PyResult<Array> {
     if let Ok(a) = other.cast::<PyArray>() {
         return Ok(a.get().0.clone());
@@ -24,16 +26,18 @@ fn operand(this: &Array, other: &Bound<'_, PyAny>) -> PyResult<Array> {
     if other.hasattr("__dlpack__")? {
         return crate::from_dlpack(other, None, None).map(|a| a.0);
     }
-    let s = crate::convert::from_nested(other)?;
+    let s = match other.call_method0("__array__") {
+        Ok(a) if a.hasattr("__dlpack__")? => crate::from_dlpack(&a, None, None)?.0,
+        _ => crate::convert::from_nested(other)?,
+    };
     if s.ndim() != 0 {
         return Err(PyTypeError::new_err(
             "operands must be Arrays or Python scalars",
         ));
     }
-    let s = s.astype(this.dtype()).map_err(to_py)?;
     let d = this.devices();
     match d.first() {
-        Some(dev) if this.devices().len() == 1 => s.to_device(dev).map_err(to_py),
+        Some(dev) if d.len() == 1 => s.to_device(dev).map_err(to_py),
         _ => Ok(s),
     }
 }

@@ -81,3 +81,21 @@ def test_functions_take_weak_scalars_too():
     f = dlarray.asarray([1.0], dtype="float32")
     assert dlarray.multiply(3, f).dtype == "float32"
     assert dlarray.multiply(f, 1j).dtype == "complex64"
+
+
+def test_numpy_scalars_and_number_subclasses_are_strong():
+    import enum
+
+    class Three(enum.IntEnum):
+        A = 3
+
+    f32 = np.array([1.5, 2.5], np.float32)
+    u8 = np.array([1, 200], np.uint8)
+    for n, s in [(f32, np.float64(2)), (f32, np.float32(2)), (u8, np.int64(300)),
+                 (u8, np.uint8(3)), (u8, Three.A), (f32, np.complex64(1j))]:
+        want = n * s
+        got = dlarray.asarray(n) * s
+        assert got.dtype == str(want.dtype), (n.dtype, s)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+        got = s * dlarray.asarray(n)
+        assert got.dtype == str(want.dtype), (s, n.dtype)
