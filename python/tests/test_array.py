@@ -1,4 +1,6 @@
 """The Array API: creation, properties, operators, reductions, matmul, moves, errors."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -111,6 +113,14 @@ def test_basic_indexing_matches_numpy():
         want = n[key]
         assert got.shape == want.shape, key
         np.testing.assert_array_equal(np.asarray(got), want, err_msg=str(key))
+    # Bounds past the axis or past isize, and omitted ones, as Python resolves them.
+    m = np.arange(10.0)
+    b = dlarray.asarray(m)
+    big = 2**80
+    for key in [slice(None, None, -1), slice(sys.maxsize, None, -1), slice(-big, None),
+                slice(None, -100, -1), slice(big, None, -1), slice(3, -big, -2), slice(0, None),
+                slice(-3, None, 2), slice(big, -big, -3), slice(-big, big, 4)]:
+        np.testing.assert_array_equal(np.asarray(b[key]), m[key], err_msg=str(key))
     # Anything with __index__ is an integer index: a class of ours, a 0-d integer Array.
     class Two:
         def __index__(self):
@@ -139,6 +149,9 @@ def test_indexing_errors_match_numpy():
         a[..., ...]
     with pytest.raises(ValueError, match="slice step cannot be zero"):
         a[::0]
+    for bad in [slice(1.5, None), slice("a", None), slice(None, 2.0)]:
+        with pytest.raises(TypeError, match="slice indices must be integers or None"):
+            a[0, bad]
     for bad in [1.5, "x"]:
         with pytest.raises(TypeError, match="only integers, slices"):
             a[bad]
