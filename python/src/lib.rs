@@ -12,6 +12,7 @@ mod functions;
 mod indexing;
 mod info;
 mod joins;
+mod operand;
 mod random;
 mod sorting;
 mod tiling;

@@ -1,0 +1,131 @@
+//! The other operand of an `Array` operator: a Python scalar (weak, as NumPy 2 and the array
+//! API take it), a NumPy scalar or a subclass of a Python number (strong, as NumPy converts
+//! it), or an array (any `__dlpack__` producer).
+
+use crate::array::PyArray;
+use crate::to_py;
+use dlarray::{Array, BinaryOp, DType, Scalar};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+
+/// The other operand of an arithmetic operator that is not a Python scalar (see
+/// `weak_scalar`): an Array, any `__dlpack__` producer (NumPy, PyTorch, JAX arrays, imported
+/// without a copy where memory allows), a NumPy scalar (`np.float32(2)`: its own dtype, as
+/// NEP 50 keeps it), or a subclass of a Python number (`IntEnum`): NumPy's dtype for it,
+/// as NumPy converts it. Scalars are made on this array's device.
+pub(crate) fn operand(this: &Array, other: &Bound<'_, PyAny>) -> PyResult<Array> {
+    if let Ok(a) = other.cast::<PyArray>() {
+        return Ok(a.get().0.clone());
+    }
+    if other.hasattr("__dlpack__")? {
+        return crate::from_dlpack(other, None, None).map(|a| a.0);
+    }
+    let s = match other.call_method0("__array__") {
+        Ok(a) if a.hasattr("__dlpack__")? => crate::from_dlpack(&a, None, None)?.0,
+        _ => crate::convert::from_nested(other)?,
+    };
+    if s.ndim() != 0 {
+        return Err(PyTypeError::new_err(
+            "operands must be Arrays or Python scalars",
+        ));
+    }
+    let d = this.devices();
+    match d.first() {
+        Some(dev) if d.len() == 1 => s.to_device(dev).map_err(to_py),
+        _ => Ok(s),
+    }
+}
+
+/// A Python scalar operand (exactly a `bool`, `int`, `float` or `complex`): *weak*, as NEP 50
+/// and the array API take it (`Array::binary_scalar`): it takes the array's dtype when its
+/// kind fits (`float32 * 2.0` is float32, `uint8 + 1` uint8) and its kind's default dtype
+/// otherwise (`int64 * 2.5` is float64, `float32 * 1j` complex64). NumPy's scalar types
+/// (`np.float64(2)`, a `float` subclass) are strongly typed in NEP 50, and go the array way.
+/// `None` for anything else.
+pub(crate) fn weak_scalar(o: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
+    use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
+    Ok(Some(if o.is_exact_instance_of::<PyBool>() {
+        Scalar::Bool(o.extract()?)
+    } else if o.is_exact_instance_of::<PyInt>() {
+        // Past i128 nothing fits any dtype: pyo3 raises OverflowError, as NumPy does.
+        Scalar::Int(o.extract()?)
+    } else if o.is_exact_instance_of::<PyFloat>() {
+        Scalar::Float(o.extract()?)
+    } else if let Ok(c) = o.cast_exact::<PyComplex>() {
+        Scalar::Complex(dlarray::dtype::Complex64::new(c.real(), c.imag()))
+    } else {
+        return Ok(None);
+    }))
+}
+
+/// Where a weak Python int `s` falls against the integer dtype it takes with an `array`
+/// dtype: `Less` below its range, `Greater` above, `Equal` inside (or not an int case).
+fn weak_int_range(array: DType, s: Scalar) -> (DType, std::cmp::Ordering) {
+    use std::cmp::Ordering;
+    let dtype = dlarray::array::scalar_ops::weak_scalar_dtype(array, s);
+    let Scalar::Int(i) = s else {
+        return (dtype, Ordering::Equal);
+    };
+    if !dtype.is_integer() {
+        return (dtype, Ordering::Equal);
+    }
+    let bits = 8 * dtype.size_in_bytes() as u32;
+    let (lo, hi) = if dtype.kind() == dlarray::dtype::Kind::UInt {
+        (0, (1i128 << bits) - 1)
+    } else {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    };
+    let at = if i < lo {
+        Ordering::Less
+    } else if i > hi {
+        Ordering::Greater
+    } else {
+        Ordering::Equal
+    };
+    (dtype, at)
+}
+
+/// NumPy 2's `OverflowError` for a Python int outside the integer dtype it would take
+/// (ops that compute integers in float64, as true division, take any int).
+pub(crate) fn check_weak_int(array: DType, op: BinaryOp, s: Scalar) -> PyResult<()> {
+    if op == BinaryOp::Div || op.is_real_float() {
+        return Ok(());
+    }
+    match weak_int_range(array, s) {
+        (_, std::cmp::Ordering::Equal) => Ok(()),
+        (dtype, _) => Err(pyo3::exceptions::PyOverflowError::new_err(format!(
+            "Python integer {} out of bounds for {dtype}",
+            match s {
+                Scalar::Int(i) => i,
+                _ => 0,
+            }
+        ))),
+    }
+}
+
+/// `array <op> s` for a comparison with a Python int outside the array's integer range:
+/// every element compares the same way, and NumPy 2 answers instead of raising.
+pub(crate) fn out_of_range_comparison(
+    a: &Array,
+    op: BinaryOp,
+    s: Scalar,
+) -> Option<dlarray::Result<Array>> {
+    use std::cmp::Ordering;
+    let above = match weak_int_range(a.dtype(), s).1 {
+        Ordering::Equal => return None,
+        at => at == Ordering::Greater,
+    };
+    let answer = match op {
+        BinaryOp::Eq => false,
+        BinaryOp::Ne => true,
+        BinaryOp::Lt | BinaryOp::Le => above,
+        BinaryOp::Gt | BinaryOp::Ge => !above,
+        _ => return None,
+    };
+    Some(Array::full_sharded(
+        a.shape(),
+        Scalar::Bool(answer),
+        DType::Bool,
+        a.sharding(),
+    ))
+}
