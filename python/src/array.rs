@@ -456,6 +456,15 @@ impl PyArray {
     ) -> PyResult<PyArray> {
         self.bin(py, BinaryOp::Pow, o, false)
     }
+    /// `2 ** a`, `2.5 ** a` (the scalar weak, as in `a ** 2`).
+    fn __rpow__(
+        &self,
+        py: Python<'_>,
+        o: &Bound<'_, PyAny>,
+        _modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyArray> {
+        self.bin(py, BinaryOp::Pow, o, true)
+    }
     fn __neg__(&self, py: Python<'_>) -> PyResult<PyArray> {
         py.detach(|| self.0.unary(dlarray::UnaryOp::Neg))
             .map(PyArray)

@@ -99,3 +99,12 @@ def test_numpy_scalars_and_number_subclasses_are_strong():
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
         got = s * dlarray.asarray(n)
         assert got.dtype == str(want.dtype), (s, n.dtype)
+
+
+def test_a_scalar_raised_to_an_array():
+    for n, s in [(np.array([1, 2, 3]), 2), (np.array([1, 2, 3]), 2.5),
+                 (np.array([0.5, 2.0], np.float32), 2), (np.array([0.5, 2.0], np.float32), 3.0)]:
+        want = s ** n
+        got = s ** dlarray.asarray(n)
+        assert got.dtype == str(want.dtype), (s, n.dtype)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
