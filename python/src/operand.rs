@@ -4,6 +4,7 @@
 
 use crate::array::PyArray;
 use crate::to_py;
+use dlarray::array::scalar_ops::{int_overflow, weak_operand_dtype};
 use dlarray::{Array, BinaryOp, DType, Scalar};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -58,48 +59,15 @@ pub(crate) fn weak_scalar(o: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     }))
 }
 
-/// Where a weak Python int `s` falls against the integer dtype it takes with an `array`
-/// dtype: `Less` below its range, `Greater` above, `Equal` inside (or not an int case).
-fn weak_int_range(array: DType, s: Scalar) -> (DType, std::cmp::Ordering) {
-    use std::cmp::Ordering;
-    let dtype = dlarray::array::scalar_ops::weak_scalar_dtype(array, s);
-    let Scalar::Int(i) = s else {
-        return (dtype, Ordering::Equal);
-    };
-    if !dtype.is_integer() {
-        return (dtype, Ordering::Equal);
-    }
-    let bits = 8 * dtype.size_in_bytes() as u32;
-    let (lo, hi) = if dtype.kind() == dlarray::dtype::Kind::UInt {
-        (0, (1i128 << bits) - 1)
-    } else {
-        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-    };
-    let at = if i < lo {
-        Ordering::Less
-    } else if i > hi {
-        Ordering::Greater
-    } else {
-        Ordering::Equal
-    };
-    (dtype, at)
-}
-
-/// NumPy 2's `OverflowError` for a Python int outside the integer dtype it would take
-/// (ops that compute integers in float64, as true division, take any int).
+/// NumPy 2's `OverflowError` for a Python int outside the integer dtype it takes as `op`'s
+/// operand (ops that compute integers in float64, as true division, take any int).
 pub(crate) fn check_weak_int(array: DType, op: BinaryOp, s: Scalar) -> PyResult<()> {
-    if op == BinaryOp::Div || op.is_real_float() {
-        return Ok(());
-    }
-    match weak_int_range(array, s) {
-        (_, std::cmp::Ordering::Equal) => Ok(()),
-        (dtype, _) => Err(pyo3::exceptions::PyOverflowError::new_err(format!(
-            "Python integer {} out of bounds for {dtype}",
-            match s {
-                Scalar::Int(i) => i,
-                _ => 0,
-            }
+    let dtype = weak_operand_dtype(array, op, s);
+    match (s, int_overflow(dtype, s)) {
+        (Scalar::Int(i), Some(_)) => Err(pyo3::exceptions::PyOverflowError::new_err(format!(
+            "Python integer {i} out of bounds for {dtype}"
         ))),
+        _ => Ok(()),
     }
 }
 
@@ -110,11 +78,8 @@ pub(crate) fn out_of_range_comparison(
     op: BinaryOp,
     s: Scalar,
 ) -> Option<dlarray::Result<Array>> {
-    use std::cmp::Ordering;
-    let above = match weak_int_range(a.dtype(), s).1 {
-        Ordering::Equal => return None,
-        at => at == Ordering::Greater,
-    };
+    let above =
+        int_overflow(weak_operand_dtype(a.dtype(), op, s), s)? == std::cmp::Ordering::Greater;
     let answer = match op {
         BinaryOp::Eq => false,
         BinaryOp::Ne => true,

@@ -674,7 +674,7 @@ impl Array {
 
     /// Axes reversed (the matrix transpose for 2-D).
     pub fn t(&self) -> Result<Array> {
-        let mut perm: Dims = small(self.shape());
+        let mut perm: Dims = SmallVec::from_elem(0, self.ndim());
         for (k, p) in perm.iter_mut().rev().enumerate() {
             *p = k;
         }

@@ -36,28 +36,40 @@ pub fn weak_scalar_dtype(array: DType, s: Scalar) -> DType {
     }
 }
 
+/// The dtype a weak scalar `s` takes as an operand of `op` beside an array of dtype `array`:
+/// [`weak_scalar_dtype`], except that ops computing integers in float64 (true division,
+/// atan2, ...) take an integer as float64 too, whatever its range: NumPy's `uint8_array / -2`
+/// is float64, not an overflow of uint8.
+pub fn weak_operand_dtype(array: DType, op: BinaryOp, s: Scalar) -> DType {
+    let dtype = weak_scalar_dtype(array, s);
+    if (op == BinaryOp::Div || op.is_real_float()) && dtype.is_integer() {
+        return DType::F64;
+    }
+    dtype
+}
+
+/// Where an integer scalar `s` falls outside the range of the integer `dtype` it was given:
+/// `Less` below, `Greater` above; `None` when it fits (or either is not an integer).
+pub fn int_overflow(dtype: DType, s: Scalar) -> Option<std::cmp::Ordering> {
+    let Scalar::Int(i) = s else { return None };
+    if !dtype.is_integer() {
+        return None;
+    }
+    let fits = crate::with_dtype!(dtype, T => T::from_scalar(s).to_scalar() == Scalar::Int(i));
+    // Every integer dtype's range holds 0: a value outside it lies on its own sign's side.
+    (!fits).then(|| i.cmp(&0))
+}
+
 impl Array {
     /// `op(self, value)` (or `op(value, self)` when `scalar_first`) with `value` a weak
     /// scalar (see the module docs). The scalar is made on this array's first device.
     pub fn binary_scalar(&self, op: BinaryOp, value: Scalar, scalar_first: bool) -> Result<Array> {
-        let mut dtype = weak_scalar_dtype(self.dtype(), value);
-        // Ops that compute integers in float64 (true division, atan2, ...) take the integer
-        // as float64 too, whatever its range: NumPy's `uint8_array / -2` is float64, not an
-        // overflow of uint8.
-        if (op == BinaryOp::Div || op.is_real_float()) && dtype.is_integer() {
-            dtype = DType::F64;
-        }
-        if let Scalar::Int(i) = value
-            && dtype.is_integer()
-        {
-            let fits =
-                crate::with_dtype!(dtype, T => T::from_scalar(value).to_scalar() == Scalar::Int(i));
-            if !fits {
-                return Err(Error::invalid(format!(
-                    "integer {i} is out of bounds for {dtype} (the array's dtype); convert the \
-                     array first, e.g. a.astype(DType::I64)"
-                )));
-            }
+        let dtype = weak_operand_dtype(self.dtype(), op, value);
+        if let (Scalar::Int(i), Some(_)) = (value, int_overflow(dtype, value)) {
+            return Err(Error::invalid(format!(
+                "integer {i} is out of bounds for {dtype} (the array's dtype); convert the \
+                 array first, e.g. a.astype(DType::I64)"
+            )));
         }
         let device = self
             .devices()
