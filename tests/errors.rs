@@ -154,6 +154,44 @@ fn sizes_that_overflow_are_errors() {
     let v = one(&[4]);
     assert!(v.reshape(&[1 << 62, 1 << 62, 0]).is_err());
     assert!(v.reshape(&[-1, isize::MAX]).is_err());
+    // Copies of an array: tile's products and repeat's sum of counts (each aborted or, in a
+    // debug build, panicked on overflow before).
+    let m = one(&[2, 3]);
+    assert!(m.tile(&[1 << 62, 4]).is_err());
+    assert!(m.tile(&[usize::MAX, 2]).is_err());
+    let e = m.repeat_each(&[usize::MAX, 1], Some(0)).unwrap_err();
+    assert!(e.to_string().contains("sum overflows"), "{e}");
+    assert!(m.repeat_each(&[1 << 62, 4], Some(0)).is_err());
+    assert!(matches!(
+        m.repeat_each(&[1 << 40, 1], Some(0)),
+        Err(Error::OutOfMemory { .. })
+    ));
+}
+
+#[test]
+fn repeat_each_counts_elements_along_an_axis() {
+    let a = Array::from_vec(vec![1i32, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
+    let r = a.repeat_each(&[2, 0, 1], Some(1)).unwrap();
+    assert_eq!(r.shape(), &[2, 3]);
+    assert_eq!(r.to_vec::<i32>().unwrap(), [1, 1, 3, 4, 4, 6]);
+    let r = a.repeat_each(&[0, 2], Some(-2)).unwrap();
+    assert_eq!(r.to_vec::<i32>().unwrap(), [4, 5, 6, 4, 5, 6]);
+    // None: the flattened array; one count: every element.
+    let r = a.repeat_each(&[1, 0, 0, 0, 0, 2], None).unwrap();
+    assert_eq!(r.to_vec::<i32>().unwrap(), [1, 6, 6]);
+    assert_eq!(
+        a.repeat_each(&[2], Some(0))
+            .unwrap()
+            .to_vec::<i32>()
+            .unwrap(),
+        [1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6]
+    );
+    let e = a.repeat_each(&[1, 2], Some(1)).unwrap_err();
+    assert!(
+        e.to_string().contains("2 counts for an axis of length 3"),
+        "{e}"
+    );
+    assert!(a.repeat_each(&[1], Some(2)).is_err());
 }
 
 #[test]

@@ -1046,6 +1046,21 @@ fn composed_ops_on_every_backend() {
             .unwrap(),
         vec![0.0; 4]
     );
+    // Every diagonal of a 3 x 4 matrix, as NumPy's `eye(3, 4, k)`.
+    for k in -4isize..=5 {
+        let e = Array::eye(3, Some(4), k, DType::I32).unwrap();
+        let want: Vec<i32> = (0..12).map(|p| i32::from(p % 4 - p / 4 == k)).collect();
+        assert_eq!(e.to_vec::<i32>().unwrap(), want, "k = {k}");
+    }
+    // Rows the diagonal never crosses are not visited: 2^40 rows of nothing, at once.
+    assert_eq!(
+        Array::eye(1 << 40, Some(0), 0, DType::F32).unwrap().shape(),
+        &[1 << 40, 0]
+    );
+    assert_eq!(
+        Array::eye(0, Some(1 << 40), -3, DType::F32).unwrap().size(),
+        0
+    );
     // A sharded array's *_like keeps the sharding.
     let tpus: Vec<_> = dlarray::devices()
         .unwrap()

@@ -352,7 +352,25 @@ fn contains_array(x: &Bound<'_, PyAny>) -> PyResult<bool> {
         }
         return Ok(false);
     }
-    Ok(x.cast::<PyArray>().is_ok() || x.hasattr("__dlpack__")?)
+    Ok(x.cast::<PyArray>().is_ok() || x.hasattr("__dlpack__")? || x.hasattr("__array__")?)
+}
+
+/// An object with NumPy's `__array__` and no `__dlpack__` (NumPy scalars such as
+/// `np.int64(3)`, array-likes of other libraries): the array it gives, imported. `None` when
+/// it has no `__array__`.
+pub(crate) fn via_array_method(obj: &Bound<'_, PyAny>) -> PyResult<Option<Array>> {
+    if !obj.hasattr("__array__")? {
+        return Ok(None);
+    }
+    let a = obj.call_method0("__array__")?;
+    if !a.hasattr("__dlpack__")? {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "{}.__array__() gave a {}, which has no __dlpack__",
+            obj.get_type().name()?,
+            a.get_type().name()?
+        )));
+    }
+    from_dlpack(&a, None, None).map(|a| Some(a.0))
 }
 
 /// Any array-like argument as an array: `asarray(x)` with no keywords (ours as they are,
@@ -361,8 +379,8 @@ pub(crate) fn array_arg(x: &Bound<'_, PyAny>) -> PyResult<Array> {
     Ok(asarray(x, None, None, None)?.0)
 }
 
-/// A list or tuple holding arrays (any `__dlpack__` producer, 0-d ones included, possibly
-/// beside numbers) stacked along a new first axis, as NumPy's `asarray([a, b])`; `None` for
+/// A list or tuple holding arrays (any `__dlpack__` or `__array__` producer, 0-d ones and
+/// NumPy scalars included, possibly beside numbers) stacked along a new first axis, as NumPy's `asarray([a, b])`; `None` for
 /// anything else.
 fn stack_of_arrays(obj: &Bound<'_, PyAny>) -> PyResult<Option<Array>> {
     let is_seq =
@@ -386,7 +404,8 @@ fn stack_of_arrays(obj: &Bound<'_, PyAny>) -> PyResult<Option<Array>> {
     Array::stack(&refs, 0).map(Some).map_err(to_py)
 }
 
-/// An array from a list, a scalar, or any `__dlpack__` producer (NumPy, PyTorch, JAX).
+/// An array from a list, a scalar, any `__dlpack__` producer (NumPy, PyTorch, JAX) or any
+/// `__array__` producer (NumPy scalars).
 /// `copy` is the array API's: `True` always copies, `False` never does (a `ValueError` where
 /// a copy is needed, with NumPy's words), `None` copies only where it must.
 #[pyfunction]
@@ -406,6 +425,9 @@ pub(crate) fn asarray(
     } else if obj.hasattr("__dlpack__")? {
         // An import is a view of the producer's memory.
         (from_dlpack(obj, None, None)?.0, true)
+    } else if let Some(a) = via_array_method(obj)? {
+        // A view of what `__array__` gave, which may be the producer's memory.
+        (a, true)
     } else {
         (convert::from_nested(obj)?, false)
     };

@@ -21,9 +21,9 @@ pub(crate) fn operand(this: &Array, other: &Bound<'_, PyAny>) -> PyResult<Array>
     if other.hasattr("__dlpack__")? {
         return crate::from_dlpack(other, None, None).map(|a| a.0);
     }
-    let s = match other.call_method0("__array__") {
-        Ok(a) if a.hasattr("__dlpack__")? => crate::from_dlpack(&a, None, None)?.0,
-        _ => crate::convert::from_nested(other)?,
+    let s = match crate::via_array_method(other)? {
+        Some(a) => a,
+        None => crate::convert::from_nested(other)?,
     };
     if s.ndim() != 0 {
         return Err(PyTypeError::new_err(

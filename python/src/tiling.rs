@@ -2,7 +2,7 @@
 //! dlarray's own (broadcast views reshaped, slices subtracted, one matmul).
 
 use crate::{PyArray, to_py};
-use dlarray::Array;
+use dlarray::{Array, DType};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -35,42 +35,22 @@ fn repeat(
             "repeat: repeats is an integer or a 1-D integer array",
         ));
     }
-    let counts = r
-        .astype(dlarray::DType::I64)
-        .and_then(|c| c.to_vec::<i64>())
-        .map_err(to_py)?;
-    let (a, k) = match axis {
-        None => (x.0.flatten().map_err(to_py)?, 0),
-        Some(ax) => {
-            let k = dlarray::layout::normalize_axis(ax, x.0.ndim()).map_err(to_py)?;
-            (x.0.clone(), k)
-        }
+    // Read as 64-bit integers of the counts' own signedness (uint64 counts past i64::MAX
+    // are large, not negative).
+    let unsigned = matches!(r.dtype(), DType::U8 | DType::U16 | DType::U32 | DType::U64);
+    let counts: Vec<usize> = if unsigned {
+        let c = r.astype(DType::U64).and_then(|c| c.to_vec::<u64>());
+        c.map_err(to_py)?.into_iter().map(|c| c as usize).collect()
+    } else {
+        let c = r.astype(DType::I64).and_then(|c| c.to_vec::<i64>());
+        c.map_err(to_py)?
+            .into_iter()
+            .map(usize::try_from)
+            .collect::<Result<_, _>>()
+            .map_err(|_| PyValueError::new_err("repeat: a negative count"))?
     };
-    let n = a.shape()[k];
-    if counts.len() == 1 && n != 1 {
-        let c = usize::try_from(counts[0])
-            .map_err(|_| PyValueError::new_err("repeat: a negative count"))?;
-        return py
-            .detach(|| a.repeat(c, Some(k as isize)))
-            .map(PyArray)
-            .map_err(to_py);
-    }
-    if counts.len() != n {
-        return Err(PyValueError::new_err(format!(
-            "repeat: {} counts for an axis of length {n}",
-            counts.len()
-        )));
-    }
-    let mut idx: Vec<i64> = Vec::new();
-    for (i, &c) in counts.iter().enumerate() {
-        if c < 0 {
-            return Err(PyValueError::new_err("repeat: a negative count"));
-        }
-        idx.extend(std::iter::repeat_n(i as i64, c as usize));
-    }
-    let len = idx.len();
-    let idx = Array::from_vec(idx, &[len]).map_err(to_py)?;
-    py.detach(|| a.take(&idx, Some(k as isize)))
+    let a = x.0.clone();
+    py.detach(|| a.repeat_each(&counts, axis))
         .map(PyArray)
         .map_err(to_py)
 }

@@ -610,7 +610,45 @@ def test_repeat_with_counts_and_vecdot_keeps_the_dtype():
         np.asarray(dlarray.repeat(a, dlarray.asarray([1, 2, 0, 1, 1, 3]))), np.repeat(n, [1, 2, 0, 1, 1, 3]))
     with pytest.raises(ValueError, match="counts for an axis"):
         dlarray.repeat(a, dlarray.asarray([1, 2]), axis=1)
+    # Totals no memory holds are errors, not an abort of the process.
+    with pytest.raises(ValueError, match="more than an array can hold"):
+        dlarray.repeat(a, (2**62, 4), axis=0)
+    with pytest.raises(ValueError, match="sum overflows"):
+        dlarray.repeat(a, (2**64 - 1, 1), axis=0)
+    with pytest.raises(MemoryError):
+        dlarray.repeat(a, (2**40, 1), axis=0)
+    with pytest.raises(ValueError, match="negative"):
+        dlarray.repeat(a, (1, -1), axis=0)
     u = np.array([[200, 100]], np.uint8)
     got = dlarray.vecdot(dlarray.asarray(u), dlarray.asarray(u))
     assert got.dtype == "uint8"
     np.testing.assert_array_equal(np.asarray(got), np.vecdot(u, u))
+
+
+def test_asarray_takes_numpy_scalars_and_array_likes():
+    # NumPy scalars have `__array__` but no `__dlpack__`: their own dtype, as NumPy and JAX.
+    for s in (np.int64(-3), np.float32(1.5), np.bool_(True), np.uint8(200), np.complex64(1 - 2j),
+              np.float16(0.5)):
+        a = dlarray.asarray(s)
+        assert (a.shape, a.dtype) == ((), str(np.asarray(s).dtype))
+        assert a.item() == s.item()
+    # Lists of them: NumPy's promotion.
+    for items in ([np.float32(1), np.float32(2)], [np.int8(1), np.int16(-2)], [np.float32(1), 2.5],
+                  [[np.uint8(1)], [np.uint8(2)]]):
+        got, want = dlarray.asarray(items), np.asarray(items)
+        assert (got.shape, got.dtype) == (want.shape, str(want.dtype)), items
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+    class Like:  # an array-like with only `__array__`
+        def __array__(self, dtype=None, copy=None):
+            return np.arange(6, dtype=np.int32).reshape(2, 3)
+
+    np.testing.assert_array_equal(np.asarray(dlarray.asarray(Like())), np.arange(6).reshape(2, 3))
+    assert dlarray.asarray(Like(), dtype=dlarray.float32).dtype == "float32"
+
+    class Bad:
+        def __array__(self):
+            return [1, 2]
+
+    with pytest.raises(TypeError, match="no __dlpack__"):
+        dlarray.asarray(Bad())

@@ -118,7 +118,7 @@ impl Array {
                 let x = if endpoint && num > 1 && i == num - 1 { stop } else { start + i as f64 * step };
                 *v = <T as crate::dtype::Element>::from_scalar(Scalar::Float(x));
             }
-            Array::from_slice(&data, &[num])
+            Array::from_vec(data, &[num])
         })
     }
 
@@ -130,13 +130,15 @@ impl Array {
         crate::with_dtype!(dtype, T => {
             let mut data: Vec<T> = crate::backends::host::try_host_vec(size, "host")?;
             let one = <T as crate::dtype::Element>::from_scalar(Scalar::Int(1));
-            for i in 0..n {
-                let j = i as i128 + k as i128;
-                if (0..m as i128).contains(&j) {
-                    data[i * m + j as usize] = one;
-                }
+            // Only the rows the diagonal crosses (an empty n x 0 matrix of 2^40 rows must not
+            // loop over them): i in max(0, -k)..min(n, m - k).
+            let first = (-(k as i128)).max(0);
+            let end = (n as i128).min(m as i128 - k as i128);
+            for i in first..end {
+                let (i, j) = (i as usize, (i + k as i128) as usize);
+                data[i * m + j] = one;
             }
-            Array::from_slice(&data, &[n, m])
+            Array::from_vec(data, &[n, m])
         })
     }
 

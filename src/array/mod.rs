@@ -367,7 +367,8 @@ impl Array {
                     Scalar::Float(start + i as f64 * step)
                 });
             }
-            Array::from_slice(&data, &[n])
+            // Kept without a copy on a cpu device: a copy would need the memory twice.
+            Array::from_vec(data, &[n])
         })
     }
 

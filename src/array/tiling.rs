@@ -17,12 +17,13 @@ impl Array {
         // [1, s0, 1, s1, ...] broadcast to [r0, s0, r1, s1, ...], then merged pairwise.
         let split: Vec<isize> = shape.iter().flat_map(|&s| [1, s as isize]).collect();
         let wide: Vec<usize> = r.iter().zip(&shape).flat_map(|(&r, &s)| [r, s]).collect();
+        // Checked before the products below: the whole fits in isize, so each `r * s` does.
+        checked_size(&wide)?;
         let out: Vec<isize> = r
             .iter()
             .zip(&shape)
             .map(|(&r, &s)| (r * s) as isize)
             .collect();
-        checked_size(&wide)?;
         self.reshape(&split)?.broadcast_to(&wide)?.reshape(&out)
     }
 
@@ -41,6 +42,42 @@ impl Array {
         x.expand_dims(axis as isize + 1)?
             .broadcast_to(&wide)?
             .reshape(&out)
+    }
+
+    /// NumPy's `repeat` with one count per element along `axis` (`None`: of the flattened
+    /// array): element `i` appears `counts[i]` times in a row, so the axis becomes their sum.
+    /// A single count applies to every element. A total past what memory can hold is an
+    /// error, found before anything is allocated.
+    pub fn repeat_each(&self, counts: &[usize], axis: Option<isize>) -> Result<Array> {
+        let (x, k) = match axis {
+            None => (self.flatten()?, 0),
+            Some(a) => (self.clone(), normalize_axis(a, self.ndim())?),
+        };
+        let n = x.shape()[k];
+        if let [c] = counts
+            && n != 1
+        {
+            return x.repeat(*c, Some(k as isize));
+        }
+        if counts.len() != n {
+            return Err(Error::invalid(format!(
+                "repeat: {} counts for an axis of length {n}",
+                counts.len()
+            )));
+        }
+        let total = counts
+            .iter()
+            .try_fold(0usize, |t, &c| t.checked_add(c))
+            .ok_or_else(|| Error::invalid("repeat: the counts' sum overflows"))?;
+        let mut out_shape = x.shape().to_vec();
+        out_shape[k] = total;
+        checked_size(&out_shape)?;
+        // The source index of each output position along the axis, gathered by `take`.
+        let mut idx: Vec<i64> = crate::backends::host::try_host_capacity(total, "host")?;
+        for (i, &c) in counts.iter().enumerate() {
+            idx.extend(std::iter::repeat_n(i as i64, c));
+        }
+        x.take(&Array::from_vec(idx, &[total])?, Some(k as isize))
     }
 
     /// The array API's `meshgrid` of 1-D arrays: broadcast views, one per input, with
