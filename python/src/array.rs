@@ -705,10 +705,21 @@ fn nested(
     match shape.split_first() {
         None => scalar_to_py(py, it.next().unwrap_or(Scalar::Int(0))),
         Some((&n, rest)) => {
-            let items = (0..n)
-                .map(|_| nested(py, rest, it))
-                .collect::<PyResult<Vec<_>>>()?;
-            Ok(pyo3::types::PyList::new(py, items)?.into_any().unbind())
+            // The list at its full length first, as NumPy makes it: a length no memory holds
+            // (an empty array of 2^40 rows) is a MemoryError at once, not a process that
+            // grows until the system kills it.
+            let len = pyo3::ffi::Py_ssize_t::try_from(n)
+                .map_err(|_| pyo3::exceptions::PyMemoryError::new_err("list too long"))?;
+            // SAFETY: PyList_New returns a new reference, or NULL with an exception set.
+            let list = unsafe { Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(len))? };
+            for i in 0..len {
+                let item = nested(py, rest, it)?;
+                // SAFETY: `list` is a list of length `len` made above, whose slot `i` is still
+                // empty; SET_ITEM takes over the item's reference. Should a later item fail,
+                // the list is dropped with its remaining slots NULL, which CPython allows.
+                unsafe { pyo3::ffi::PyList_SET_ITEM(list.as_ptr(), i, item.into_ptr()) };
+            }
+            Ok(list.unbind())
         }
     }
 }

@@ -652,3 +652,13 @@ def test_asarray_takes_numpy_scalars_and_array_likes():
 
     with pytest.raises(TypeError, match="no __dlpack__"):
         dlarray.asarray(Bad())
+
+
+def test_tolist_of_an_empty_array_too_long_for_memory_is_a_memory_error():
+    a = dlarray.empty((2**40, 0), dtype=dlarray.float32)
+    with pytest.raises(MemoryError):
+        a.tolist()
+    # Shapes a list holds: nested as NumPy nests them, empty lists included.
+    for shape in [(2, 0), (0, 3), (2, 3, 1), ()]:
+        n = np.arange(int(np.prod(shape)), dtype=np.int16).reshape(shape)
+        assert dlarray.asarray(n).tolist() == n.tolist()
