@@ -1742,3 +1742,64 @@ fn single_device_results_hold_the_whole_region_at_every_rank() {
         assert_eq!(b.shape(), &shape[..], "{shape:?}");
     }
 }
+
+/// Complex division as NumPy's (Smith's method), on every host device: quotients of large
+/// and small numbers (whose |b|^2 overflows or underflows), zero divisors and infinite ones.
+#[test]
+fn complex_division_scales_as_numpy() {
+    use dlarray::dtype::Complex32;
+    let inf = f64::INFINITY;
+    let cases: [(Complex64, Complex64, Complex64); 6] = [
+        (
+            Complex64::new(1e200, 1e200),
+            Complex64::new(1e200, 1e200),
+            Complex64::new(1.0, 0.0),
+        ),
+        (
+            Complex64::new(1e-200, 1e-200),
+            Complex64::new(1e-200, 1e-200),
+            Complex64::new(1.0, 0.0),
+        ),
+        (
+            Complex64::new(1.0, 1.0),
+            Complex64::new(1e200, -1e200),
+            Complex64::new(0.0, 1e-200),
+        ),
+        (
+            Complex64::new(2.0, 3.0),
+            Complex64::new(inf, 1.0),
+            Complex64::new(0.0, 0.0),
+        ),
+        (
+            Complex64::new(1.0, 1.0),
+            Complex64::new(0.0, 0.0),
+            Complex64::new(inf, inf),
+        ),
+        (
+            Complex64::new(-3.0, 4.0),
+            Complex64::new(0.0, 2.0),
+            Complex64::new(2.0, 1.5),
+        ),
+    ];
+    for device in dlarray::devices().unwrap() {
+        if device.platform() == "wgpu" {
+            continue; // no complex dtypes there
+        }
+        let (n, d): (Vec<_>, Vec<_>) = cases.iter().map(|&(a, b, _)| (a, b)).unzip();
+        let na = Array::from_slice_on(&n, &[6], &device).unwrap();
+        let da = Array::from_slice_on(&d, &[6], &device).unwrap();
+        let q = (&na / &da).unwrap().to_vec::<Complex64>().unwrap();
+        for (got, (a, b, want)) in q.iter().zip(&cases) {
+            let close = |x: f64, y: f64| x == y || (x - y).abs() <= 1e-15 * y.abs();
+            assert!(
+                close(got.re, want.re) && close(got.im, want.im),
+                "{a} / {b} = {got} on {device}"
+            );
+        }
+        // complex64: |b|^2 of 1e30 overflows float32 (this was NaN).
+        let big = Complex32::new(1e30, 1e30);
+        let a = Array::from_slice_on(&[big, Complex32::new(1e-30, -1e-30)], &[2], &device).unwrap();
+        let q = (&a / &a).unwrap().to_vec::<Complex32>().unwrap();
+        assert_eq!(q, [Complex32::new(1.0, 0.0); 2], "on {device}");
+    }
+}

@@ -662,3 +662,16 @@ def test_tolist_of_an_empty_array_too_long_for_memory_is_a_memory_error():
     for shape in [(2, 0), (0, 3), (2, 3, 1), ()]:
         n = np.arange(int(np.prod(shape)), dtype=np.int16).reshape(shape)
         assert dlarray.asarray(n).tolist() == n.tolist()
+
+
+@pytest.mark.parametrize("dt,big,small,rtol", [(np.complex128, 1e200, 1e-200, 1e-15),
+                                               (np.complex64, 1e30, 1e-30, 1e-6)])
+def test_complex_division_matches_numpy_at_every_scale_and_edge(dt, big, small, rtol):
+    parts = [0.0, -0.0, 1.0, -2.5, big, -big, small, np.inf, -np.inf, np.nan]
+    z = np.array([complex(r, i) for r in parts for i in parts], dt)
+    num, den = np.meshgrid(z, z)
+    with np.errstate(all="ignore"):
+        want = num / den
+    got = np.asarray(dlarray.asarray(num) / dlarray.asarray(den))
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=0, equal_nan=True)

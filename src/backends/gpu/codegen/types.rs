@@ -148,9 +148,15 @@ __device__ __forceinline__ C cx_sub(C a, C b) { return mk(a.re - b.re, a.im - b.
 __device__ __forceinline__ C cx_neg(C a) { return mk(-a.re, -a.im, a); }                         \
 __device__ __forceinline__ C cx_mul(C a, C b) {                                                 \
   return mk(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re, a); }                          \
+/* NumPy's (Smith's) division: scaled by the divisor's larger part, no overflow of |b|^2. */  \
 __device__ __forceinline__ C cx_div(C a, C b) {                                                 \
-  R n = b.re * b.re + b.im * b.im;                                                              \
-  return mk((a.re * b.re + a.im * b.im) / n, (a.im * b.re - a.re * b.im) / n, a); }              \
+  R br = fabs##SFX(b.re), bi = fabs##SFX(b.im);                                                 \
+  if (br >= bi) {                                                                               \
+    if (br == (R)0 && bi == (R)0) return mk(a.re / br, a.im / br, a);                           \
+    R rat = b.im / b.re, scl = (R)1 / (b.re + b.im * rat);                                      \
+    return mk((a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl, a); }                       \
+  R rat = b.re / b.im, scl = (R)1 / (b.im + b.re * rat);                                        \
+  return mk((a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl, a); }                         \
 __device__ __forceinline__ bool cx_eq(C a, C b) { return a.re == b.re && a.im == b.im; }         \
 __device__ __forceinline__ R cx_abs(C a) { return hypot##SFX(a.re, a.im); }                      \
 __device__ __forceinline__ C cx_exp(C a) {                                                      \
