@@ -47,23 +47,19 @@ pub fn isinf(py: Python<'_>, x: PyRef<'_, PyArray>) -> PyResult<PyArray> {
 #[pyfunction]
 pub fn tan(py: Python<'_>, x: PyRef<'_, PyArray>) -> PyResult<PyArray> {
     let a = x.0.clone();
-    run(py, || a.sin()?.binary(BinaryOp::Div, &a.cos()?))
-}
-
-/// `log(x) / log(base)`: exact at the special values (0, 1, inf, NaN, negatives).
-fn log_base(py: Python<'_>, x: &Array, base: f64) -> PyResult<PyArray> {
-    let a = x.clone();
-    run(py, move || &a.log()? * (1.0 / base.ln()))
+    run(py, || a.tan())
 }
 
 #[pyfunction]
 pub fn log2(py: Python<'_>, x: PyRef<'_, PyArray>) -> PyResult<PyArray> {
-    log_base(py, &x.0, 2.0)
+    let a = x.0.clone();
+    run(py, || a.log2())
 }
 
 #[pyfunction]
 pub fn log10(py: Python<'_>, x: PyRef<'_, PyArray>) -> PyResult<PyArray> {
-    log_base(py, &x.0, 10.0)
+    let a = x.0.clone();
+    run(py, || a.log10())
 }
 
 #[pyfunction]

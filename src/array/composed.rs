@@ -5,11 +5,11 @@
 //! NumPy's semantics.
 
 use super::sharding::Sharding;
-use super::{Array, Axes};
+use super::{Array, Axes, ShardData};
 use crate::backends::{BinaryOp, ReduceOp, UnaryOp};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
-use crate::layout::{Slice, normalize_axis};
+use crate::layout::{Layout, Slice, normalize_axis};
 use smallvec::SmallVec;
 
 impl Array {
@@ -64,16 +64,39 @@ impl Array {
         }
     }
 
-    /// The imaginary part: `Re(-i z)`, exact (multiplying by `-i` only moves and negates
-    /// the parts); zeros of the same dtype for real arrays.
+    /// The imaginary part; zeros of the same dtype for real arrays. For complex arrays a
+    /// view, as NumPy's `.imag`: a complex element is two reals in memory, so the imaginary
+    /// parts are the real dtype at twice the strides, one element in. (Computed as
+    /// `Re(-i z)` before, an infinite real part made it NaN.)
     pub fn imag(&self) -> Result<Array> {
-        if self.dtype().is_complex() {
-            let minus_i = Scalar::Complex(num_complex::Complex64::new(0.0, -1.0));
-            self.binary_scalar(BinaryOp::Mul, minus_i, false)?
-                .astype(self.dtype().real_part())
-        } else {
-            self.zeros_like()
+        if !self.dtype().is_complex() {
+            return self.zeros_like();
         }
+        let real = self.dtype().real_part();
+        let shards = self
+            .shard_data()
+            .iter()
+            .map(|s| {
+                let l = &s.layout;
+                let strides: Vec<isize> = l.strides().iter().map(|&st| st * 2).collect();
+                let reals = s.buffer.len_bytes() / real.size_in_bytes();
+                let layout = Layout::from_parts(l.shape(), &strides, l.offset() * 2 + 1, reals)?;
+                Ok(ShardData {
+                    device: s.device.clone(),
+                    index: s.index.clone(),
+                    buffer: s.buffer.clone(),
+                    layout,
+                })
+            })
+            .collect::<Result<super::Shards>>()?;
+        let sharding = self.sharding().clone();
+        Ok(Array::from_shards(
+            self.shape(),
+            real,
+            sharding,
+            shards,
+            self.is_read_only(),
+        ))
     }
 
     /// Zeros with this array's shape, dtype and sharding.
@@ -344,8 +367,55 @@ impl Array {
             .where_cond(&self.unary(UnaryOp::Ceil)?, &self.unary(UnaryOp::Floor)?)
     }
 
+    /// Elementwise tangent: `sin / cos` for reals; for complex `-i tanh(iz)`, which stays
+    /// finite where sin and cos of a large imaginary part both overflow (`tan(800j)` is `1j`).
+    pub fn tan(&self) -> Result<Array> {
+        if !self.dtype().is_complex() {
+            return self.sin()?.binary(BinaryOp::Div, &self.cos()?);
+        }
+        let i = |k: f64| Scalar::Complex(num_complex::Complex64::new(0.0, k));
+        self.binary_scalar(BinaryOp::Mul, i(1.0), false)?
+            .tanh()?
+            .binary_scalar(BinaryOp::Mul, i(-1.0), false)
+    }
+
+    /// Elementwise base-2 logarithm.
+    pub fn log2(&self) -> Result<Array> {
+        self.log_base(std::f64::consts::LOG2_E)
+    }
+
+    /// Elementwise base-10 logarithm.
+    pub fn log10(&self) -> Result<Array> {
+        self.log_base(std::f64::consts::LOG10_E)
+    }
+
+    /// `ln(x) * scale`. For complex, each part is scaled on its own, as NumPy does: as a
+    /// complex product, `log(0) = -inf+0j` times `scale + 0j` has a NaN imaginary part.
+    fn log_base(&self, scale: f64) -> Result<Array> {
+        let ln = self.log()?;
+        let by = |a: &Array| a.binary_scalar(BinaryOp::Mul, Scalar::Float(scale), false);
+        if !self.dtype().is_complex() {
+            return by(&ln);
+        }
+        // re + i * im: the imaginary part (an angle) is finite or NaN, so the product by i
+        // moves it exactly; the real part may be infinite and is only added to.
+        let i = Scalar::Complex(num_complex::Complex64::new(0.0, 1.0));
+        let re = by(&ln.real()?)?.astype(self.dtype())?;
+        let im = by(&ln.imag()?)?
+            .astype(self.dtype())?
+            .binary_scalar(BinaryOp::Mul, i, false)?;
+        re.binary(BinaryOp::Add, &im)
+    }
+
     /// Elementwise: whether the value is an infinity (of either part, for complex).
     pub fn isinf(&self) -> Result<Array> {
+        if self.dtype().is_complex() {
+            // Either part infinite, whatever the other (inf+NaNj is infinite, as NumPy).
+            return self
+                .real()?
+                .isinf()?
+                .binary(BinaryOp::LogicalOr, &self.imag()?.isinf()?);
+        }
         self.isfinite()?
             .binary(BinaryOp::LogicalOr, &self.isnan()?)?
             .unary(UnaryOp::LogicalNot)

@@ -68,6 +68,24 @@ macro_rules! edged {
     )*};
 }
 
+/// [`edged!`] whose finite arguments go to `complex_fns` (NumPy's forms, which do not
+/// overflow in an intermediate) instead of num-complex.
+macro_rules! edged_fns {
+    ($($m:ident => $f:ident),* $(,)?) => {$(
+        #[inline(always)] fn $m(self) -> Self {
+            let z = num_complex::Complex64::new(self.re.into(), self.im.into());
+            match super::complex_edges::$f(z) {
+                Some(w) => Self::new(w.re as _, w.im as _),
+                None if super::complex_fns::finite(self.re, self.im) => {
+                    let (re, im) = super::complex_fns::$f(self.re, self.im);
+                    Self::new(re, im)
+                }
+                None => self.$f(),
+            }
+        }
+    )*};
+}
+
 /// [`forward!`] for half floats: computed in f32 and rounded back once.
 macro_rules! forward_f32 {
     ($t:ty: $($m:ident => $f:ident),* $(,)?) => {$(
@@ -418,14 +436,37 @@ macro_rules! complex_math {
             const ONE: Self = <$t>::new(1.0, 0.0);
         }
         impl Transcendental for $t {
-            forward!(exp_ => exp, ln_ => ln, sin_ => sin, cos_ => cos, asin_ => asin,
-                atan_ => atan);
+            forward!(ln_ => ln, asin_ => asin, atan_ => atan);
             // Annex G's infinities and NaNs first (num-complex misses them), then num-complex.
-            edged!(sqrt_ => sqrt, tanh_ => tanh, sinh_ => sinh, cosh_ => cosh, asinh_ => asinh,
-                acosh_ => acosh, atanh_ => atanh, acos_ => acos);
-            // num-complex has neither: exp - 1 and ln(1 + z), as NumPy's complex forms are.
-            #[inline(always)] fn expm1_(self) -> Self { self.exp() - Self::ONE }
-            #[inline(always)] fn log1p_(self) -> Self { (self + Self::ONE).ln() }
+            edged!(asinh_ => asinh, acosh_ => acosh, atanh_ => atanh, acos_ => acos);
+            // The same edges, then NumPy's forms for finite arguments (`complex_fns`).
+            edged_fns!(sqrt_ => sqrt, tanh_ => tanh, sinh_ => sinh, cosh_ => cosh);
+            #[inline(always)] fn exp_(self) -> Self {
+                if super::complex_fns::finite(self.re, self.im) {
+                    let (re, im) = super::complex_fns::exp(self.re, self.im);
+                    return Self::new(re, im);
+                }
+                self.exp() // num-complex answers Annex G's edges of exp
+            }
+            // sin z = -i sinh(iz), cos z = cosh(iz): C99's definitions, edges included.
+            #[inline(always)] fn sin_(self) -> Self {
+                let w = Self::new(-self.im, self.re).sinh_();
+                Self::new(w.im, -w.re)
+            }
+            #[inline(always)] fn cos_(self) -> Self { Self::new(-self.im, self.re).cosh_() }
+            // num-complex has neither: NumPy's forms (exact near 0, and the sign of a zero
+            // imaginary part kept on log1p's branch cut).
+            #[inline(always)] fn expm1_(self) -> Self {
+                if super::complex_fns::finite(self.re, self.im) {
+                    let (re, im) = super::complex_fns::expm1(self.re, self.im);
+                    return Self::new(re, im);
+                }
+                self.exp() - Self::ONE
+            }
+            #[inline(always)] fn log1p_(self) -> Self {
+                let (re, im) = super::complex_fns::log1p(self.re, self.im);
+                Self::new(re, im)
+            }
         }
     )*};
 }

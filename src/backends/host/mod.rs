@@ -7,6 +7,7 @@ mod affinity;
 mod buffer;
 mod cast;
 mod complex_edges;
+mod complex_fns;
 mod elementwise;
 mod engine;
 mod expf;
