@@ -85,8 +85,13 @@ fn list<T: std::fmt::Display>(v: &[T], suffix: &str) -> String {
 /// Compiles `body` (the main function's statements) after the kernel `spec` and runs it;
 /// returns what it printed, one number a line.
 fn run(cxx: &str, spec: KernelSpec, body: &str) -> Vec<f64> {
+    run_with(cxx, spec, "", body)
+}
+
+/// [`run`] with `globals` (C++ at file scope) after the kernel.
+fn run_with(cxx: &str, spec: KernelSpec, globals: &str, body: &str) -> Vec<f64> {
     let k = generate(spec).expect("a kernel");
-    let src = format!("{HOST}{}\nint main() {{\n{body}\n}}\n", k.source);
+    let src = format!("{HOST}{}\n{globals}\nint main() {{\n{body}\n}}\n", k.source);
     let dir = std::env::temp_dir().join(format!("dlarray-on-host-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (file, exe) = (dir.join(format!("{}.cpp", k.entry)), dir.join(&k.entry));
@@ -351,5 +356,129 @@ fn the_threefry_kernel_computes_threefry() {
                 "{form:?} {counters:?}"
             );
         }
+    }
+}
+
+/// The generated kernels' complex functions (the `cx_*` of the prelude) agree with the CPU
+/// backend's at every scale: large parts, where the textbook forms overflow in an
+/// intermediate (tanh(800) is 1, exp(800+0j) inf+0j, (1e30+1e30j)/(1e30+1e30j) 1 in
+/// complex64), tiny ones, and zeros of either sign.
+#[test]
+fn the_kernels_complex_functions_agree_with_the_cpu_backends() {
+    use crate::Array;
+    use num_complex::Complex64;
+    let Some(cxx) = compiler() else { return };
+    let spec = KernelSpec::Map {
+        op: MapOp::Binary(BinaryOp::Add),
+        input: DType::F32,
+        output: DType::F32,
+        rank: 1,
+    };
+    // The prelude's complex types and functions (the host run skips the prelude, whose
+    // conversions are CUDA assembly).
+    let prelude = super::codegen::PRELUDE;
+    let from = prelude
+        .find("struct __align__(8) c64")
+        .expect("complex types");
+    let to = prelude
+        .find("DLARRAY_COMPLEX(c128, double, )")
+        .expect("complex128");
+    let complex = &prelude[from..to + "DLARRAY_COMPLEX(c128, double, )".len()];
+    let unary = [
+        "exp", "sinh", "cosh", "tanh", "sin", "cos", "sqrt", "expm1", "log1p",
+    ];
+    for (c, r, fmt, parts, rtol) in [
+        (
+            "c128",
+            "double",
+            "%.17g",
+            &[
+                0.0, -0.0, 0.5, -1.0, 2.0, -3.7, 20.0, -100.0, 800.0, 1e-30, 1e300,
+            ][..],
+            1e-13,
+        ),
+        (
+            "c64",
+            "float",
+            "%.9g",
+            &[
+                0.0, -0.0, 0.5, -1.0, 2.0, -3.7, 20.0, -100.0, 800.0, 1e-30, 1e30,
+            ][..],
+            2e-6,
+        ),
+    ] {
+        let z: Vec<Complex64> = parts
+            .iter()
+            .flat_map(|&re| parts.iter().map(move |&im| Complex64::new(re, im)))
+            .collect();
+        let n = z.len();
+        let mut body = format!(
+            "  static {c} z[{n}] = {{{}}};\n",
+            list(
+                &z.iter()
+                    .map(|v| format!("{{({r}){:e}, ({r}){:e}}}", v.re, v.im))
+                    .collect::<Vec<_>>(),
+                ""
+            )
+        );
+        let print = format!("printf(\"{fmt}\\n{fmt}\\n\", (double)w.re, (double)w.im);");
+        for f in unary {
+            body +=
+                &format!("  for (int i = 0; i < {n}; ++i) {{ {c} w = cx_{f}(z[i]); {print} }}\n");
+        }
+        body += &format!(
+            "  for (int i = 0; i < {n}; ++i) for (int j = 0; j < {n}; j += 7) {{ {c} w = cx_div(z[i], z[j]); {print} }}\n"
+        );
+        let got = run_with(&cxx, spec, complex, &body);
+        let dtype = if c == "c64" {
+            DType::Complex64
+        } else {
+            DType::Complex128
+        };
+        let a = Array::from_vec(z.clone(), &[n])
+            .unwrap()
+            .astype(dtype)
+            .unwrap();
+        let b = Array::from_vec(z.iter().step_by(7).copied().collect(), &[n.div_ceil(7)])
+            .unwrap()
+            .astype(dtype)
+            .unwrap();
+        let div = (&a.reshape(&[n as isize, 1]).unwrap() / &b).unwrap();
+        let mut want = Vec::new();
+        for f in unary {
+            let w = match f {
+                "exp" => a.exp(),
+                "sinh" => a.sinh(),
+                "cosh" => a.cosh(),
+                "tanh" => a.tanh(),
+                "sin" => a.sin(),
+                "cos" => a.cos(),
+                "sqrt" => a.sqrt(),
+                "expm1" => a.expm1(),
+                _ => a.log1p(),
+            };
+            want.push((f, w.unwrap()));
+        }
+        want.push(("div", div));
+        let mut at = 0;
+        for (f, w) in want {
+            let w = w
+                .astype(DType::Complex128)
+                .unwrap()
+                .to_vec::<Complex64>()
+                .unwrap();
+            for (k, w) in w.iter().enumerate() {
+                let g = Complex64::new(got[at], got[at + 1]);
+                at += 2;
+                let tol = rtol * w.norm();
+                let same =
+                    |x: f64, y: f64| x == y || (x.is_nan() && y.is_nan()) || (x - y).abs() <= tol;
+                assert!(
+                    same(g.re, w.re) && same(g.im, w.im),
+                    "{c} {f} #{k}: kernel {g}, cpu {w}"
+                );
+            }
+        }
+        assert_eq!(at, got.len());
     }
 }

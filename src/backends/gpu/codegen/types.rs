@@ -159,32 +159,50 @@ __device__ __forceinline__ C cx_div(C a, C b) {                                 
   return mk((a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl, a); }                         \
 __device__ __forceinline__ bool cx_eq(C a, C b) { return a.re == b.re && a.im == b.im; }         \
 __device__ __forceinline__ R cx_abs(C a) { return hypot##SFX(a.re, a.im); }                      \
+/* exp, sinh, cosh, tanh, sin, cos of finite arguments as NumPy (msun): no intermediate     */  \
+/* overflows where the result is finite (exp(800+0j) is inf+0j, tanh(800) is 1).           */   \
+__device__ __forceinline__ R cx_big(C a) { return sizeof(R) == 4 ? (R)87 : (R)708; }            \
 __device__ __forceinline__ C cx_exp(C a) {                                                      \
-  R e = exp##SFX(a.re); return mk(e * cos##SFX(a.im), e * sin##SFX(a.im), a); }                  \
+  if (a.im == (R)0) return mk(exp##SFX(a.re), a.im, a);                                         \
+  R s = sin##SFX(a.im), c = cos##SFX(a.im);                                                     \
+  if (a.re > cx_big(a)) { R h = exp##SFX(a.re * (R)0.5); return mk(c * h * h, s * h * h, a); }  \
+  R e = exp##SFX(a.re); return mk(e * c, e * s, a); }                                           \
 __device__ __forceinline__ C cx_log(C a) {                                                      \
-  return mk(log##SFX(hypot##SFX(a.re, a.im)), atan2##SFX(a.im, a.re), a); }                      \
+  return mk(log##SFX(hypot##SFX(a.re, a.im)), atan2##SFX(a.im, a.re), a); }                     \
 __device__ __forceinline__ C cx_sqrt(C a) {                                                     \
   if (a.re == (R)0 && a.im == (R)0) return mk((R)0, a.im, a);                                   \
   R t = sqrt##SFX((fabs##SFX(a.re) + hypot##SFX(a.re, a.im)) * (R)0.5);                         \
   if (a.re >= (R)0) return mk(t, a.im / (t + t), a);                                            \
-  return mk(fabs##SFX(a.im) / (t + t), copysign##SFX(t, a.im), a); }                             \
-__device__ __forceinline__ C cx_sin(C a) {                                                      \
-  return mk(sin##SFX(a.re) * cosh##SFX(a.im), cos##SFX(a.re) * sinh##SFX(a.im), a); }            \
-__device__ __forceinline__ C cx_cos(C a) {                                                      \
-  return mk(cos##SFX(a.re) * cosh##SFX(a.im), -sin##SFX(a.re) * sinh##SFX(a.im), a); }           \
+  return mk(fabs##SFX(a.im) / (t + t), copysign##SFX(t, a.im), a); }                            \
+__device__ __forceinline__ C cx_sinh(C a) {                                                     \
+  if (a.im == (R)0) return mk(sinh##SFX(a.re), a.im, a);                                        \
+  R s = sin##SFX(a.im), c = cos##SFX(a.im);                                                     \
+  if (fabs##SFX(a.re) > cx_big(a)) {                                                            \
+    R h = exp##SFX(fabs##SFX(a.re) * (R)0.5), re = c * (R)0.5 * h * h;                          \
+    return mk(a.re < (R)0 ? -re : re, s * (R)0.5 * h * h, a); }                                 \
+  return mk(sinh##SFX(a.re) * c, cosh##SFX(a.re) * s, a); }                                     \
+__device__ __forceinline__ C cx_cosh(C a) {                                                     \
+  if (a.im == (R)0) return mk(cosh##SFX(a.re), a.re * a.im, a);                                 \
+  R s = sin##SFX(a.im), c = cos##SFX(a.im);                                                     \
+  if (fabs##SFX(a.re) > cx_big(a)) {                                                            \
+    R h = exp##SFX(fabs##SFX(a.re) * (R)0.5), im = s * (R)0.5 * h * h;                          \
+    return mk(c * (R)0.5 * h * h, a.re < (R)0 ? -im : im, a); }                                 \
+  return mk(cosh##SFX(a.re) * c, sinh##SFX(a.re) * s, a); }                                     \
 __device__ __forceinline__ C cx_tanh(C a) {                                                     \
-  R d = cosh##SFX(a.re + a.re) + cos##SFX(a.im + a.im);                                         \
-  return mk(sinh##SFX(a.re + a.re) / d, sin##SFX(a.im + a.im) / d, a); }                         \
+  if (fabs##SFX(a.re) >= (sizeof(R) == 4 ? (R)9 : (R)22)) {                                     \
+    R s = sin##SFX(a.im), c = cos##SFX(a.im);                                                   \
+    return mk(copysign##SFX((R)1, a.re), (R)4 * s * c * exp##SFX((R)-2 * fabs##SFX(a.re)), a); }\
+  R t = tan##SFX(a.im), beta = (R)1 + t * t, s = sinh##SFX(a.re);                               \
+  R rho = sqrt##SFX((R)1 + s * s), d = (R)1 + beta * s * s;                                     \
+  return mk(beta * rho * s / d, t / d, a); }                                                    \
+__device__ __forceinline__ C cx_i(C a) { return mk(-a.im, a.re, a); }                           \
+__device__ __forceinline__ C cx_minus_i(C a) { return mk(a.im, -a.re, a); }                     \
+__device__ __forceinline__ C cx_sin(C a) { return cx_minus_i(cx_sinh(cx_i(a))); }               \
+__device__ __forceinline__ C cx_cos(C a) { return cx_cosh(cx_i(a)); }                           \
 __device__ __forceinline__ C cx_pow(C a, C b) { return cx_exp(cx_mul(b, cx_log(a))); }      \
 __device__ __forceinline__ C cx_sign(C a) {                                                     \
   R n = cx_abs(a); return n == (R)0 ? mk((R)0, (R)0, a) : mk(a.re / n, a.im / n, a); }           \
-__device__ __forceinline__ C cx_sinh(C a) {                                                     \
-  return mk(sinh##SFX(a.re) * cos##SFX(a.im), cosh##SFX(a.re) * sin##SFX(a.im), a); }            \
-__device__ __forceinline__ C cx_cosh(C a) {                                                     \
-  return mk(cosh##SFX(a.re) * cos##SFX(a.im), sinh##SFX(a.re) * sin##SFX(a.im), a); }            \
 __device__ __forceinline__ C cx_one(C a) { return mk((R)1, (R)0, a); }                          \
-__device__ __forceinline__ C cx_i(C a) { return mk(-a.im, a.re, a); }                           \
-__device__ __forceinline__ C cx_minus_i(C a) { return mk(a.im, -a.re, a); }                     \
 __device__ __forceinline__ C cx_asinh(C a) {                                                    \
   return cx_log(cx_add(a, cx_sqrt(cx_add(cx_mul(a, a), cx_one(a))))); }                         \
 __device__ __forceinline__ C cx_acosh(C a) {                                                    \
@@ -196,8 +214,12 @@ __device__ __forceinline__ C cx_asin(C a) { return cx_minus_i(cx_asinh(cx_i(a)))
 __device__ __forceinline__ C cx_acos(C a) {                                                     \
   C s = cx_asin(a); return mk((R)1.5707963267948966 - s.re, -s.im, a); }                        \
 __device__ __forceinline__ C cx_atan(C a) { return cx_minus_i(cx_atanh(cx_i(a))); }             \
-__device__ __forceinline__ C cx_expm1(C a) { return cx_sub(cx_exp(a), cx_one(a)); }             \
-__device__ __forceinline__ C cx_log1p(C a) { return cx_log(cx_add(cx_one(a), a)); }
+/* NumPy's nc_expm1 and nc_log1p: exact near 0, the sign of a zero imaginary part kept.   */    \
+__device__ __forceinline__ C cx_expm1(C a) {                                                    \
+  R h = sin##SFX(a.im * (R)0.5);                                                                \
+  return mk(expm1##SFX(a.re) * cos##SFX(a.im) - (R)2 * h * h, exp##SFX(a.re) * sin##SFX(a.im), a); }\
+__device__ __forceinline__ C cx_log1p(C a) {                                                    \
+  R u = a.re + (R)1; return mk(log##SFX(hypot##SFX(u, a.im)), atan2##SFX(a.im, u), a); }
 DLARRAY_COMPLEX(c64, float, f)
 DLARRAY_COMPLEX(c128, double, )
 
