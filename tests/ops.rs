@@ -291,6 +291,16 @@ fn ref_unary(op: UnaryOp, dtype: DType, x: Scalar) -> Option<(DType, Scalar)> {
         (_, Complex(c)) => Some((
             dtype,
             Complex(match op {
+                // num-complex ignores the sign of a zero on a branch cut (C99 and NumPy take
+                // the side it names): evaluate a hair off the cut, on that side.
+                Asin | Acos | Atanh | Acosh | Log | Sqrt if c.im == 0.0 => {
+                    let off = Complex64::new(c.re, 1e-300f64.copysign(c.im));
+                    return ref_unary(op, dtype, Complex(off));
+                }
+                Asinh | Atan if c.re == 0.0 => {
+                    let off = Complex64::new(1e-300f64.copysign(c.re), c.im);
+                    return ref_unary(op, dtype, Complex(off));
+                }
                 Exp => c.exp(),
                 Log => c.ln(),
                 Sqrt => c.sqrt(),

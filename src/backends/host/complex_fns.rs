@@ -130,3 +130,82 @@ pub fn log1p<F: Float>(x: F, y: F) -> P<F> {
 pub fn finite<F: Float>(x: F, y: F) -> bool {
     x.is_finite() && y.is_finite()
 }
+
+/// `ln(z)` for a finite `z`, as `(ln|z|, arg z)` with `|z|` by `hypot` (no overflow).
+fn ln<F: Float>(x: F, y: F) -> P<F> {
+    (x.hypot(y).ln(), y.atan2(x))
+}
+
+/// `asinh(x + iy)`, finite: `ln(z + sqrt(z^2 + 1))` in the right half plane, where `z` and the
+/// root point the same way and nothing cancels, and by oddness (`asinh(-z) = -asinh(z)`,
+/// `asinh(conj z) = conj asinh(z)`) in the left one. The logarithm is taken as `log1p(u)`
+/// with `u = z + z^2 / (sqrt(z^2 + 1) + 1)`, exact for small `z` (`ln` of `1 + z` rounds
+/// `z` away). `z^2 + 1` keeps the sign of its zero imaginary part, which picks the side of
+/// the cut along the imaginary axis: `asinh(+0 - 3.7i)` is `1.98 - i pi/2`, as NumPy's.
+/// Past 1e8, `ln(2z)` (`z^2` would overflow; the dropped term is `1 / (4 z^2)`).
+pub fn asinh<F: Float>(x: F, y: F) -> P<F> {
+    let ax = x.abs();
+    let two = F::one() + F::one();
+    let (re, im) = if ax.hypot(y) > F::from(1e8).unwrap_or_else(F::max_value) {
+        let (lr, li) = ln(ax, y);
+        (two.ln() + lr, li)
+    } else {
+        let (z2r, z2i) = (ax * ax - y * y, two * ax * y);
+        let (sr, si) = sqrt(z2r + F::one(), z2i);
+        let (qr, qi) = super::math::smith_div(z2r, z2i, sr + F::one(), si);
+        let (ur, ui) = (ax + qr, y + qi);
+        (
+            (two * ur + ur * ur + ui * ui).ln_1p() / two,
+            ui.atan2(F::one() + ur),
+        )
+    };
+    (if x.is_sign_negative() { -re } else { re }, im)
+}
+
+/// `atanh(x + iy)`, finite, in Kahan's form (as msun's `catanh`): the real part
+/// `log1p(4|x| / ((1 - |x|)^2 + y^2)) / 4`, the imaginary `atan2(2y, (1 - |x|)(1 + |x|) - y^2) / 2`,
+/// and the sign of `x` by oddness; past 1e150 the real part is `Re(1/z)` and the imaginary
+/// `±pi/2`.
+pub fn atanh<F: Float>(x: F, y: F) -> P<F> {
+    let ax = x.abs();
+    let two = F::one() + F::one();
+    let (re, im) = if ax > huge::<F>() || y.abs() > huge::<F>() {
+        let (r, _) = super::math::smith_div(F::one(), F::zero(), ax, y);
+        let half_pi = F::from(std::f64::consts::FRAC_PI_2).unwrap_or_else(F::one);
+        (r, half_pi.copysign(y))
+    } else if ax == F::one() && y.abs() < F::epsilon().sqrt() {
+        // On the pole's line: log1p(4 / y^2) / 4 is ln(2 / |y|) / 2 to O(y^2), and y^2
+        // underflows (atanh(1 + 1e-310i) has a real part of 357, not inf).
+        (
+            (two.ln() - y.abs().ln()) / two,
+            (two * y).atan2(-y * y) / two,
+        )
+    } else {
+        let d = (F::one() - ax) * (F::one() - ax) + y * y;
+        let four = two + two;
+        (
+            (four * ax / d).ln_1p() / four,
+            (two * y).atan2((F::one() - ax) * (F::one() + ax) - y * y) / two,
+        )
+    };
+    (if x.is_sign_negative() { -re } else { re }, im)
+}
+
+/// `acos z = pi/2 - asin z`, with `asin z = -i asinh(iz)`.
+pub fn acos<F: Float>(x: F, y: F) -> P<F> {
+    let (wr, wi) = asinh(-y, x);
+    let half_pi = F::from(std::f64::consts::FRAC_PI_2).unwrap_or_else(F::one);
+    (half_pi - wi, wr)
+}
+
+/// `acosh z` from `acos z` as msun's `cacosh`: `(|Im acos z|, ±Re acos z)` with the sign of
+/// `y`.
+pub fn acosh<F: Float>(x: F, y: F) -> P<F> {
+    let (r, i) = acos(x, y);
+    (i.abs(), r.copysign(y))
+}
+
+/// Past this, `(1 - x)^2 + y^2` could overflow (in f32 it is f32's own limit's root).
+fn huge<F: Float>() -> F {
+    F::max_value().sqrt() / (F::one() + F::one() + F::one() + F::one())
+}

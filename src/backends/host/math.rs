@@ -55,21 +55,9 @@ macro_rules! forward {
     )*};
 }
 
-/// [`forward!`] for complex numbers, with the edge cases of `complex_edges` first.
-macro_rules! edged {
-    ($($m:ident => $f:ident),* $(,)?) => {$(
-        #[inline(always)] fn $m(self) -> Self {
-            let z = num_complex::Complex64::new(self.re.into(), self.im.into());
-            match super::complex_edges::$f(z) {
-                Some(w) => Self::new(w.re as _, w.im as _),
-                None => self.$f(),
-            }
-        }
-    )*};
-}
-
-/// [`edged!`] whose finite arguments go to `complex_fns` (NumPy's forms, which do not
-/// overflow in an intermediate) instead of num-complex.
+/// [`forward!`] for complex numbers: the edge cases of `complex_edges` first (Annex G's
+/// infinities and NaNs), then `complex_fns` for finite arguments (NumPy's forms, which do
+/// not overflow in an intermediate); num-complex for what neither answers.
 macro_rules! edged_fns {
     ($($m:ident => $f:ident),* $(,)?) => {$(
         #[inline(always)] fn $m(self) -> Self {
@@ -403,7 +391,7 @@ half_math!(f16, bf16);
 /// / (1e30 + 1e30j)` in complex64 was NaN. A zero divisor gives NumPy's complex infinity or
 /// NaN (`(1+1j) / 0 = inf+infj`), and a finite number over an infinite one is 0.
 #[inline(always)]
-fn smith_div<F: num_traits::Float>(ar: F, ai: F, br: F, bi: F) -> (F, F) {
+pub(crate) fn smith_div<F: num_traits::Float>(ar: F, ai: F, br: F, bi: F) -> (F, F) {
     let (br_abs, bi_abs) = (br.abs(), bi.abs());
     if br_abs >= bi_abs {
         if br_abs == F::zero() && bi_abs == F::zero() {
@@ -436,11 +424,20 @@ macro_rules! complex_math {
             const ONE: Self = <$t>::new(1.0, 0.0);
         }
         impl Transcendental for $t {
-            forward!(ln_ => ln, asin_ => asin, atan_ => atan);
-            // Annex G's infinities and NaNs first (num-complex misses them), then num-complex.
-            edged!(asinh_ => asinh, acosh_ => acosh, atanh_ => atanh, acos_ => acos);
-            // The same edges, then NumPy's forms for finite arguments (`complex_fns`).
-            edged_fns!(sqrt_ => sqrt, tanh_ => tanh, sinh_ => sinh, cosh_ => cosh);
+            forward!(ln_ => ln);
+            // Annex G's infinities and NaNs first (num-complex misses them), then NumPy's
+            // forms for finite arguments (`complex_fns`).
+            edged_fns!(sqrt_ => sqrt, tanh_ => tanh, sinh_ => sinh, cosh_ => cosh,
+                asinh_ => asinh, acosh_ => acosh, atanh_ => atanh, acos_ => acos);
+            // asin z = -i asinh(iz), atan z = -i atanh(iz): C99's definitions, edges included.
+            #[inline(always)] fn asin_(self) -> Self {
+                let w = Self::new(-self.im, self.re).asinh_();
+                Self::new(w.im, -w.re)
+            }
+            #[inline(always)] fn atan_(self) -> Self {
+                let w = Self::new(-self.im, self.re).atanh_();
+                Self::new(w.im, -w.re)
+            }
             #[inline(always)] fn exp_(self) -> Self {
                 if super::complex_fns::finite(self.re, self.im) {
                     let (re, im) = super::complex_fns::exp(self.re, self.im);

@@ -202,17 +202,34 @@ __device__ __forceinline__ C cx_cos(C a) { return cx_cosh(cx_i(a)); }           
 __device__ __forceinline__ C cx_pow(C a, C b) { return cx_exp(cx_mul(b, cx_log(a))); }      \
 __device__ __forceinline__ C cx_sign(C a) {                                                     \
   R n = cx_abs(a); return n == (R)0 ? mk((R)0, (R)0, a) : mk(a.re / n, a.im / n, a); }           \
-__device__ __forceinline__ C cx_one(C a) { return mk((R)1, (R)0, a); }                          \
+/* The inverse functions as the CPU backend's (complex_fns.rs): asinh and atanh in the right */ \
+/* half plane (nothing cancels) and by oddness in the left; asin, atan of iz; acos, acosh.  */  \
 __device__ __forceinline__ C cx_asinh(C a) {                                                    \
-  return cx_log(cx_add(a, cx_sqrt(cx_add(cx_mul(a, a), cx_one(a))))); }                         \
-__device__ __forceinline__ C cx_acosh(C a) {                                                    \
-  return cx_log(cx_add(a, cx_mul(cx_sqrt(cx_add(a, cx_one(a))), cx_sqrt(cx_sub(a, cx_one(a)))))); } \
+  R ax = fabs##SFX(a.re), y = a.im, re, im;                                                     \
+  if (hypot##SFX(ax, y) > (R)1e8) { C l = cx_log(mk(ax, y, a)); re = l.re + log##SFX((R)2); im = l.im; }\
+  else {                                                                                        \
+    R zr = ax * ax - y * y, zi = (R)2 * ax * y;                                                 \
+    C s = cx_sqrt(mk(zr + (R)1, zi, a)), q = cx_div(mk(zr, zi, a), mk(s.re + (R)1, s.im, a));   \
+    R ur = ax + q.re, ui = y + q.im;                                                            \
+    re = log1p##SFX((R)2 * ur + ur * ur + ui * ui) / (R)2; im = atan2##SFX(ui, (R)1 + ur); }    \
+  return mk(copysign##SFX((R)1, a.re) < (R)0 ? -re : re, im, a); }                             \
 __device__ __forceinline__ C cx_atanh(C a) {                                                    \
-  C d = cx_sub(cx_log(cx_add(cx_one(a), a)), cx_log(cx_sub(cx_one(a), a)));                     \
-  return mk(d.re * (R)0.5, d.im * (R)0.5, a); }                                                 \
+  R ax = fabs##SFX(a.re), y = a.im, re, im;                                                     \
+  R huge = sqrt##SFX(sizeof(R) == 4 ? (R)3.4e38 : (R)1.7e308) / (R)4;                           \
+  if (ax > huge || fabs##SFX(y) > huge) {                                                       \
+    re = cx_div(mk((R)1, (R)0, a), mk(ax, y, a)).re; im = copysign##SFX((R)1.5707963267948966, y); }\
+  else if (ax == (R)1 && fabs##SFX(y) < (sizeof(R) == 4 ? (R)3.4e-4 : (R)1.5e-8)) {             \
+    re = (log##SFX((R)2) - log##SFX(fabs##SFX(y))) / (R)2; im = atan2##SFX((R)2 * y, -y * y) / (R)2; }\
+  else {                                                                                        \
+    R d = ((R)1 - ax) * ((R)1 - ax) + y * y;                                                    \
+    re = log1p##SFX((R)4 * ax / d) / (R)4;                                                      \
+    im = atan2##SFX((R)2 * y, ((R)1 - ax) * ((R)1 + ax) - y * y) / (R)2; }                      \
+  return mk(copysign##SFX((R)1, a.re) < (R)0 ? -re : re, im, a); }                             \
 __device__ __forceinline__ C cx_asin(C a) { return cx_minus_i(cx_asinh(cx_i(a))); }             \
 __device__ __forceinline__ C cx_acos(C a) {                                                     \
   C s = cx_asin(a); return mk((R)1.5707963267948966 - s.re, -s.im, a); }                        \
+__device__ __forceinline__ C cx_acosh(C a) {                                                    \
+  C w = cx_acos(a); return mk(fabs##SFX(w.im), copysign##SFX(w.re, a.im), a); }                 \
 __device__ __forceinline__ C cx_atan(C a) { return cx_minus_i(cx_atanh(cx_i(a))); }             \
 /* NumPy's nc_expm1 and nc_log1p: exact near 0, the sign of a zero imaginary part kept.   */    \
 __device__ __forceinline__ C cx_expm1(C a) {                                                    \
