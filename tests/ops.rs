@@ -1813,3 +1813,39 @@ fn complex_division_scales_as_numpy() {
         assert_eq!(q, [Complex32::new(1.0, 0.0); 2], "on {device}");
     }
 }
+
+/// Edges found against NumPy: integer powers over the whole exponent (modulo 2^bits),
+/// asinh and acosh of the largest floats, the mean of half floats.
+#[test]
+fn integer_powers_large_asinh_and_half_means_as_numpy() {
+    // 3^(2^64 - 2) mod 2^64, as Python's pow(3, 2**64 - 2, 2**64) and NumPy give it.
+    let b = Array::from_vec(vec![3u64, 7, u64::MAX], &[3]).unwrap();
+    let e = Array::from_vec(vec![u64::MAX - 1; 3], &[3]).unwrap();
+    assert_eq!(
+        b.pow(&e).unwrap().to_vec::<u64>().unwrap(),
+        [10248191152060862009, 9035139954469984465, 1]
+    );
+    let b = Array::from_vec(vec![3i64, -3], &[2]).unwrap();
+    let e = Array::from_vec(vec![i64::MAX; 2], &[2]).unwrap();
+    // pow(3, 2**63 - 1, 2**64) = 12297829382473034411, i.e. -6148914691236517205 as i64.
+    assert_eq!(
+        b.pow(&e).unwrap().to_vec::<i64>().unwrap(),
+        [-6148914691236517205, 6148914691236517205]
+    );
+    let x = Array::from_vec(vec![f64::MAX, -f64::MAX, 1e300], &[3]).unwrap();
+    let a = x.asinh().unwrap().to_vec::<f64>().unwrap();
+    assert!((a[0] - 710.475_860_073_943_9).abs() < 1e-12, "{a:?}");
+    assert_eq!(a[1], -a[0]);
+    assert!((a[2] - (2f64.ln() + 1e300f64.ln())).abs() < 1e-10, "{a:?}");
+    let c = x.acosh().unwrap().to_vec::<f64>().unwrap();
+    assert!(
+        (c[0] - 710.475_860_073_943_9).abs() < 1e-12 && c[1].is_nan(),
+        "{c:?}"
+    );
+    let f = Array::from_vec(vec![f32::MAX], &[1]).unwrap();
+    assert!((f.asinh().unwrap().to_vec::<f32>().unwrap()[0] - 89.415_985).abs() < 1e-4);
+    let h = Array::from_vec(vec![half::f16::MAX, half::f16::from_f32(10000.0)], &[2]).unwrap();
+    let m = h.mean(Axes::All).unwrap();
+    assert_eq!(m.dtype(), DType::F16);
+    assert_eq!(m.to_vec::<half::f16>().unwrap()[0].to_f32(), 37760.0);
+}

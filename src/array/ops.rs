@@ -546,9 +546,16 @@ impl Array {
     pub fn mean(&self, axes: impl Into<Axes>) -> Result<Array> {
         let axes = axes.into();
         let count = self.count_over(&axes)?;
-        let total = self
-            .astype(self.on_devices(self.dtype().float_dtype()))?
-            .sum(axes)?;
+        // Half floats as NumPy takes their mean: summed and divided in float32, rounded once
+        // at the end (the float16 sum of [65504, 10000] overflowed before the division).
+        let out = self.dtype().float_dtype();
+        if matches!(out, DType::F16 | DType::BF16) {
+            return self
+                .astype(self.on_devices(DType::F32))?
+                .mean(axes)?
+                .astype(out);
+        }
+        let total = self.astype(self.on_devices(out))?.sum(axes)?;
         let s = &total.shard_data()[0];
         let divisor = Array::full_sharded(
             &[],

@@ -178,7 +178,8 @@ pub fn atanh<F: Float>(x: F, y: F) -> P<F> {
         // underflows (atanh(1 + 1e-310i) has a real part of 357, not inf).
         (
             (two.ln() - y.abs().ln()) / two,
-            (two * y).atan2(-y * y) / two,
+            // As below: +0 when y is 0 (atanh(1 + 0i) = inf + 0i).
+            (two * y).atan2((F::one() - ax) * (F::one() + ax) - y * y) / two,
         )
     } else {
         let d = (F::one() - ax) * (F::one() - ax) + y * y;

@@ -100,7 +100,17 @@ macro_rules! int_math {
                         if o % 2 == 0 { 1 } else { x }
                     } _ => 0 };
                 }
-                self.wrapping_pow(o.try_into().unwrap_or(u32::MAX))
+                // x^e mod 2^bits over the whole exponent, as NumPy (wrapping_pow takes a u32,
+                // and 3^(2^64 - 2) is not 3^(2^32 - 1) modulo 2^64).
+                let (mut e, mut r, mut x) = (o as u64, 1 as $t, self);
+                while e != 0 {
+                    if e & 1 == 1 {
+                        r = r.wrapping_mul(x);
+                    }
+                    x = x.wrapping_mul(x);
+                    e >>= 1;
+                }
+                r
             }
             #[inline(always)] fn neg(self) -> Self { self.wrapping_neg() }
             const ZERO: Self = 0;
@@ -342,8 +352,24 @@ macro_rules! float_math {
             #[inline(always)] fn exp_(self) -> Self { $exp(self) }
             forward!(ln_ => ln, sqrt_ => sqrt, sin_ => sin, cos_ => cos,
                 tanh_ => tanh, asin_ => asin, acos_ => acos, atan_ => atan, sinh_ => sinh,
-                cosh_ => cosh, asinh_ => asinh, acosh_ => acosh, atanh_ => atanh,
-                expm1_ => exp_m1, log1p_ => ln_1p);
+                cosh_ => cosh, atanh_ => atanh, expm1_ => exp_m1, log1p_ => ln_1p);
+            // Past 1/epsilon, ln(2|x|) to the last bit (the dropped term is 1/(4x^2)): Rust's
+            // forms add x to itself on the way and overflow from half the largest value
+            // (asinh(f64::MAX) was inf, not 710.5).
+            #[inline(always)] fn asinh_(self) -> Self {
+                if self.abs() > 1.0 / <$t>::EPSILON {
+                    (std::f64::consts::LN_2 as $t + self.abs().ln()).copysign(self)
+                } else {
+                    self.asinh()
+                }
+            }
+            #[inline(always)] fn acosh_(self) -> Self {
+                if self > 1.0 / <$t>::EPSILON {
+                    std::f64::consts::LN_2 as $t + self.ln()
+                } else {
+                    self.acosh()
+                }
+            }
         }
     )*};
 }

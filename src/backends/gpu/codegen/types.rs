@@ -219,7 +219,7 @@ __device__ __forceinline__ C cx_atanh(C a) {                                    
   if (ax > huge || fabs##SFX(y) > huge) {                                                       \
     re = cx_div(mk((R)1, (R)0, a), mk(ax, y, a)).re; im = copysign##SFX((R)1.5707963267948966, y); }\
   else if (ax == (R)1 && fabs##SFX(y) < (sizeof(R) == 4 ? (R)3.4e-4 : (R)1.5e-8)) {             \
-    re = (log##SFX((R)2) - log##SFX(fabs##SFX(y))) / (R)2; im = atan2##SFX((R)2 * y, -y * y) / (R)2; }\
+    re = (log##SFX((R)2) - log##SFX(fabs##SFX(y))) / (R)2; im = atan2##SFX((R)2 * y, ((R)1 - ax) * ((R)1 + ax) - y * y) / (R)2; }\
   else {                                                                                        \
     R d = ((R)1 - ax) * ((R)1 - ax) + y * y;                                                    \
     re = log1p##SFX((R)4 * ax / d) / (R)4;                                                      \
@@ -253,12 +253,12 @@ DLARRAY_SAT(u16, 0.0, 65536.0, (u16)0, (u16)65535)
 DLARRAY_SAT(u32, 0.0, 4294967296.0, (u32)0, (u32)4294967295u)
 DLARRAY_SAT(u64, 0.0, 18446744073709551616.0, (u64)0, (u64)18446744073709551615ull)
 
-/* Integer powers as the CPU backend computes them: wrapping; negative exponents truncate
-   (1/x^n in C terms); exponents past u32::MAX count as u32::MAX. */
+/* Integer powers as the CPU backend computes them: wrapping (x^e modulo 2^bits over the
+   whole exponent, as NumPy); negative exponents truncate (1/x^n in C terms). */
 #define DLARRAY_IPOW(T, U)                                                                     \
 __device__ __forceinline__ T ipow(T a, T b) {                                                   \
   if (b < (T)0) return a == (T)1 ? (T)1 : (a == (T)-1 ? ((b & (T)1) ? a : (T)1) : (T)0);        \
-  u64 e = (u64)b; if (e > 0xffffffffull) e = 0xffffffffull;                                     \
+  u64 e = (u64)b;                                                                               \
   U r = 1, x = (U)a;                                                                            \
   while (e) { if (e & 1) r *= x; x *= x; e >>= 1; }                                             \
   return (T)r; }
