@@ -1,6 +1,7 @@
-//! Complex exp, sinh, cosh, tanh, sqrt, expm1 and log1p of finite arguments as NumPy
-//! computes them (its npymath follows FreeBSD's msun), in the precision of the parts
-//! (complex64 in f32). sin and cos are sinh and cosh of `iz` (in `math`).
+//! Complex exp, sinh, cosh, tanh, sqrt, expm1, log1p, asinh, atanh, acos and acosh of
+//! finite arguments as NumPy computes them (its npymath follows FreeBSD's msun), in the
+//! precision of the parts (complex64 in f32). sin, cos, asin and atan are these of `iz`
+//! (in `math`).
 //!
 //! num-complex takes the textbook forms, which overflow in an intermediate where the result
 //! is representable: `exp(800 + 0j)` is `inf * (cos 0 + i sin 0)` = inf+NaNj, `tanh(800)`
@@ -164,8 +165,8 @@ pub fn asinh<F: Float>(x: F, y: F) -> P<F> {
 
 /// `atanh(x + iy)`, finite, in Kahan's form (as msun's `catanh`): the real part
 /// `log1p(4|x| / ((1 - |x|)^2 + y^2)) / 4`, the imaginary `atan2(2y, (1 - |x|)(1 + |x|) - y^2) / 2`,
-/// and the sign of `x` by oddness; past 1e150 the real part is `Re(1/z)` and the imaginary
-/// `±pi/2`.
+/// and the sign of `x` by oddness; past [`huge`] (~1e153; ~5e18 in f32) the real part is
+/// `Re(1/z)` and the imaginary `±pi/2`.
 pub fn atanh<F: Float>(x: F, y: F) -> P<F> {
     let ax = x.abs();
     let two = F::one() + F::one();
