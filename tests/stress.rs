@@ -167,3 +167,44 @@ fn eight_threads_share_arrays_without_losing_anything() {
         ops.load(Ordering::Relaxed)
     );
 }
+
+/// Eight threads register one backend name at once: exactly one wins with its devices, the
+/// others are told the name is taken. (Registration is now one at a time, so a loser no
+/// longer makes devices that nothing holds; that leak showed in CI's memcheck of
+/// `dlpack_export`, whose tests register one fake backend from two threads.)
+#[test]
+fn racing_registrations_of_one_name_leave_nothing_behind() {
+    use dlarray::host::{HostBackend, HostConfig};
+    let start = Arc::new(std::sync::Barrier::new(8));
+    let wins: usize = (0..8)
+        .map(|_| {
+            let start = start.clone();
+            std::thread::spawn(move || {
+                let backend = HostBackend::new(HostConfig {
+                    name: "racer",
+                    platform: "gpu",
+                    platform_version: "race 1".into(),
+                    device_count: 2,
+                    memory_kinds: vec![MemoryKind::Device],
+                    threads_per_device: 1,
+                    pool_bytes: 0,
+                    dlpack: vec![],
+                })
+                .expect("host backend");
+                start.wait();
+                match dlarray::register_backend(Arc::new(backend)) {
+                    Ok(devices) => devices.len(),
+                    Err(e) => {
+                        assert!(e.to_string().contains("already registered"), "{e}");
+                        0
+                    }
+                }
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .sum();
+    assert_eq!(wins, 2, "one registration's two devices");
+    assert!(dlarray::get_device("racer:1").is_ok());
+}

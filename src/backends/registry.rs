@@ -286,9 +286,12 @@ pub fn register_backend(backend: Arc<dyn Backend>) -> Result<Vec<Device>> {
         return Err(taken());
     }
     let registered = |users: &[Slot]| users.iter().any(|u| u.status.name == name);
-    // Checked before the devices are made, as a device is never freed (see `Device`); only
-    // two threads registering one name at once can leave the loser's devices behind. The
-    // backend's own calls run outside the lock: they may ask the registry for devices.
+    // One registration at a time, from the check to the push: a device is never freed (see
+    // `Device`), so two threads registering one name at once left the loser's devices
+    // behind (valgrind saw them as lost). The backend's own calls run outside the users'
+    // lock, which readers take: they may ask the registry for devices.
+    static REGISTERING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = REGISTERING.lock().unwrap_or_else(|e| e.into_inner());
     if registered(&users().read().unwrap_or_else(|e| e.into_inner())) {
         return Err(taken());
     }
@@ -298,9 +301,6 @@ pub fn register_backend(backend: Arc<dyn Backend>) -> Result<Vec<Device>> {
         .map(|d| Device::new(backend.clone(), d))
         .collect();
     let mut users = users().write().unwrap_or_else(|e| e.into_inner());
-    if registered(&users) {
-        return Err(taken());
-    }
     users.push(Slot {
         status: BackendStatus {
             name,
