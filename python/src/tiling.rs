@@ -37,8 +37,7 @@ fn repeat(
     }
     // Read as 64-bit integers of the counts' own signedness (uint64 counts past i64::MAX
     // are large, not negative).
-    let unsigned = matches!(r.dtype(), DType::U8 | DType::U16 | DType::U32 | DType::U64);
-    let counts: Vec<usize> = if unsigned {
+    let counts: Vec<usize> = if r.dtype().kind() == dlarray::dtype::Kind::UInt {
         let c = r.astype(DType::U64).and_then(|c| c.to_vec::<u64>());
         c.map_err(to_py)?.into_iter().map(|c| c as usize).collect()
     } else {

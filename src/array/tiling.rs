@@ -53,12 +53,10 @@ impl Array {
             None => (self.flatten()?, 0),
             Some(a) => (self.clone(), normalize_axis(a, self.ndim())?),
         };
-        let n = x.shape()[k];
-        if let [c] = counts
-            && n != 1
-        {
+        if let [c] = counts {
             return x.repeat(*c, Some(k as isize));
         }
+        let n = x.shape()[k];
         if counts.len() != n {
             return Err(Error::invalid(format!(
                 "repeat: {} counts for an axis of length {n}",

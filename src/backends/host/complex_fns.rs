@@ -1,7 +1,7 @@
-//! Complex exp, sinh, cosh, tanh, sqrt, expm1, log1p, asinh, atanh, acos and acosh of
-//! finite arguments as NumPy computes them (its npymath follows FreeBSD's msun), in the
-//! precision of the parts (complex64 in f32). sin, cos, asin and atan are these of `iz`
-//! (in `math`).
+//! Complex division, and exp, sinh, cosh, tanh, sqrt, expm1, log1p, asinh, atanh, acos and
+//! acosh of finite arguments, as NumPy computes them (its npymath follows FreeBSD's msun),
+//! in the precision of the parts (complex64 in f32). sin, cos, asin and atan are these of
+//! `iz` (in `math`).
 //!
 //! num-complex takes the textbook forms, which overflow in an intermediate where the result
 //! is representable: `exp(800 + 0j)` is `inf * (cos 0 + i sin 0)` = inf+NaNj, `tanh(800)`
@@ -14,7 +14,31 @@ use num_traits::Float;
 /// `(re, im)` of a complex number in parts.
 type P<F> = (F, F);
 
-/// Above this, `exp(x)` overflows (ln of the largest finite value, rounded down).
+/// `a / b` for complex numbers as NumPy divides them (Smith's method): the divisor is scaled
+/// by its larger part, so the quotient neither overflows nor underflows where it is
+/// representable. num-complex divides by `|b|^2`, which overflows past ~1e154 (~1e19 in
+/// complex64) and underflows below the square roots of the smallest normals: `(1e30 + 1e30j)
+/// / (1e30 + 1e30j)` in complex64 was NaN. A zero divisor gives NumPy's complex infinity or
+/// NaN (`(1+1j) / 0 = inf+infj`), and a finite number over an infinite one is 0.
+#[inline(always)]
+pub fn div<F: Float>(ar: F, ai: F, br: F, bi: F) -> P<F> {
+    let (br_abs, bi_abs) = (br.abs(), bi.abs());
+    if br_abs >= bi_abs {
+        if br_abs == F::zero() && bi_abs == F::zero() {
+            return (ar / br_abs, ai / br_abs);
+        }
+        let rat = bi / br;
+        let scl = F::one() / (br + bi * rat);
+        ((ar + ai * rat) * scl, (ai - ar * rat) * scl)
+    } else {
+        // Also the NaN divisors: every comparison with NaN is false.
+        let rat = br / bi;
+        let scl = F::one() / (bi + br * rat);
+        ((ar * rat + ai) * scl, (ai * rat - ar) * scl)
+    }
+}
+
+/// Past this, `exp(x)` is within a factor e of overflowing (ln of the largest value, less 1).
 fn exp_limit<F: Float>() -> F {
     F::max_value().ln() - F::one()
 }
@@ -153,7 +177,7 @@ pub fn asinh<F: Float>(x: F, y: F) -> P<F> {
     } else {
         let (z2r, z2i) = (ax * ax - y * y, two * ax * y);
         let (sr, si) = sqrt(z2r + F::one(), z2i);
-        let (qr, qi) = super::math::smith_div(z2r, z2i, sr + F::one(), si);
+        let (qr, qi) = div(z2r, z2i, sr + F::one(), si);
         let (ur, ui) = (ax + qr, y + qi);
         (
             (two * ur + ur * ur + ui * ui).ln_1p() / two,
@@ -171,7 +195,7 @@ pub fn atanh<F: Float>(x: F, y: F) -> P<F> {
     let ax = x.abs();
     let two = F::one() + F::one();
     let (re, im) = if ax > huge::<F>() || y.abs() > huge::<F>() {
-        let (r, _) = super::math::smith_div(F::one(), F::zero(), ax, y);
+        let (r, _) = div(F::one(), F::zero(), ax, y);
         let half_pi = F::from(std::f64::consts::FRAC_PI_2).unwrap_or_else(F::one);
         (r, half_pi.copysign(y))
     } else if ax == F::one() && y.abs() < F::epsilon().sqrt() {

@@ -410,30 +410,6 @@ macro_rules! half_math {
 }
 half_math!(f16, bf16);
 
-/// `a / b` for complex numbers as NumPy divides them (Smith's method): the divisor is scaled
-/// by its larger part, so the quotient neither overflows nor underflows where it is
-/// representable. num-complex divides by `|b|^2`, which overflows past ~1e154 (~1e19 in
-/// complex64) and underflows below the square roots of the smallest normals: `(1e30 + 1e30j)
-/// / (1e30 + 1e30j)` in complex64 was NaN. A zero divisor gives NumPy's complex infinity or
-/// NaN (`(1+1j) / 0 = inf+infj`), and a finite number over an infinite one is 0.
-#[inline(always)]
-pub(crate) fn smith_div<F: num_traits::Float>(ar: F, ai: F, br: F, bi: F) -> (F, F) {
-    let (br_abs, bi_abs) = (br.abs(), bi.abs());
-    if br_abs >= bi_abs {
-        if br_abs == F::zero() && bi_abs == F::zero() {
-            return (ar / br_abs, ai / br_abs);
-        }
-        let rat = bi / br;
-        let scl = F::one() / (br + bi * rat);
-        ((ar + ai * rat) * scl, (ai - ar * rat) * scl)
-    } else {
-        // Also the NaN divisors: every comparison with NaN is false.
-        let rat = br / bi;
-        let scl = F::one() / (bi + br * rat);
-        ((ar * rat + ai) * scl, (ai * rat - ar) * scl)
-    }
-}
-
 macro_rules! complex_math {
     ($($t:ty),*) => {$(
         impl Arith for $t {
@@ -441,7 +417,7 @@ macro_rules! complex_math {
             #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
             #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
             #[inline(always)] fn div(self, o: Self) -> Self {
-                let (re, im) = smith_div(self.re, self.im, o.re, o.im);
+                let (re, im) = super::complex_fns::div(self.re, self.im, o.re, o.im);
                 <$t>::new(re, im)
             }
             #[inline(always)] fn pow(self, o: Self) -> Self { self.powc(o) }
