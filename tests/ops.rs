@@ -1814,6 +1814,54 @@ fn complex_division_scales_as_numpy() {
     }
 }
 
+/// The array API's `expm1(±0 + 0j) = 0 + 0j` (and its conjugate): the real part is +0 for
+/// either zero, the imaginary part keeps its sign. `expm1(-0) * cos(0) - 0` alone is -0.
+#[test]
+fn complex_expm1_of_signed_zeros() {
+    use dlarray::dtype::Complex32;
+    let zeros = [(0.0, 0.0), (-0.0, 0.0), (0.0, -0.0), (-0.0, -0.0)];
+    for device in dlarray::devices().unwrap() {
+        if device.platform() == "wgpu" {
+            continue; // no complex dtypes there
+        }
+        let z: Vec<Complex64> = zeros.iter().map(|&(r, i)| Complex64::new(r, i)).collect();
+        let got = Array::from_slice_on(&z, &[4], &device)
+            .unwrap()
+            .expm1()
+            .unwrap();
+        let got32 = Array::from_slice_on(
+            &z.iter()
+                .map(|c| Complex32::new(c.re as f32, c.im as f32))
+                .collect::<Vec<_>>(),
+            &[4],
+            &device,
+        )
+        .unwrap()
+        .expm1()
+        .unwrap()
+        .to_vec::<Complex32>()
+        .unwrap();
+        for ((g, g32), &(_, im)) in got
+            .to_vec::<Complex64>()
+            .unwrap()
+            .iter()
+            .zip(&got32)
+            .zip(&zeros)
+        {
+            for (re, gi) in [(g.re, g.im), (g32.re as f64, g32.im as f64)] {
+                assert!(
+                    re == 0.0 && re.is_sign_positive(),
+                    "real part {re} on {device}"
+                );
+                assert!(
+                    gi == 0.0 && gi.is_sign_negative() == im.is_sign_negative(),
+                    "{device}"
+                );
+            }
+        }
+    }
+}
+
 /// Edges found against NumPy: integer powers over the whole exponent (modulo 2^bits),
 /// asinh and acosh of the largest floats, the mean of half floats.
 #[test]

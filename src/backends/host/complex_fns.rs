@@ -137,11 +137,16 @@ pub fn sqrt<F: Float>(x: F, y: F) -> P<F> {
     }
 }
 
-/// `e^z - 1` as NumPy's `nc_expm1`: the real part from `expm1`, exact near 0.
+/// `e^z - 1` as NumPy's `nc_expm1`: the real part from `expm1`, exact near 0. The `+ 0`
+/// turns the `-0` that `expm1(-0) * cos(0) - 0` gives into the `+0` the array API names
+/// for `expm1(±0 + 0j)`; it changes no other value.
 pub fn expm1<F: Float>(x: F, y: F) -> P<F> {
     let two = F::one() + F::one();
     let a = (y / two).sin();
-    (x.exp_m1() * y.cos() - two * a * a, x.exp() * y.sin())
+    (
+        x.exp_m1() * y.cos() - two * a * a + F::zero(),
+        x.exp() * y.sin(),
+    )
 }
 
 /// `ln(1 + z)` as NumPy's `nc_log1p` (the sign of a zero imaginary part kept, so the

@@ -231,10 +231,12 @@ __device__ __forceinline__ C cx_acos(C a) {                                     
 __device__ __forceinline__ C cx_acosh(C a) {                                                    \
   C w = cx_acos(a); return mk(fabs##SFX(w.im), copysign##SFX(w.re, a.im), a); }                 \
 __device__ __forceinline__ C cx_atan(C a) { return cx_minus_i(cx_atanh(cx_i(a))); }             \
-/* NumPy's nc_expm1 and nc_log1p: exact near 0, the sign of a zero imaginary part kept.   */    \
+/* NumPy's nc_expm1 and nc_log1p: exact near 0, the sign of a zero imaginary part kept;   */    \
+/* expm1's `+ 0` makes expm1(-0 + 0j) the +0 + 0j the array API names.                     */    \
 __device__ __forceinline__ C cx_expm1(C a) {                                                    \
   R h = sin##SFX(a.im * (R)0.5);                                                                \
-  return mk(expm1##SFX(a.re) * cos##SFX(a.im) - (R)2 * h * h, exp##SFX(a.re) * sin##SFX(a.im), a); }\
+  R re = expm1##SFX(a.re) * cos##SFX(a.im) - (R)2 * h * h + (R)0;                              \
+  return mk(re, exp##SFX(a.re) * sin##SFX(a.im), a); }                                          \
 __device__ __forceinline__ C cx_log1p(C a) {                                                    \
   R u = a.re + (R)1; return mk(log##SFX(hypot##SFX(u, a.im)), atan2##SFX(a.im, u), a); }
 DLARRAY_COMPLEX(c64, float, f)
