@@ -101,10 +101,20 @@ fn ref_binary(op: BinaryOp, dtype: DType, x: Scalar, y: Scalar) -> Option<(DType
         };
         return Some((DType::F64, Float(r)));
     }
+    if let (Bool(a), Bool(b), FloorDivide | Remainder | Pow) = (x, y, op) {
+        // NumPy computes these in int8; a zero divisor gives 0.
+        let (a, b) = (i128::from(a), i128::from(b));
+        let r = match op {
+            FloorDivide => a * b,
+            Remainder => 0,
+            _ => a.pow(b as u32),
+        };
+        return Some((DType::I8, Int(r)));
+    }
     let r = match (x, y) {
         (Bool(a), Bool(b)) => match op {
-            Maximum | BitwiseOr => Bool(a | b),
-            Minimum | BitwiseAnd => Bool(a & b),
+            Add | Maximum | BitwiseOr => Bool(a | b),
+            Mul | Minimum | BitwiseAnd => Bool(a & b),
             BitwiseXor => Bool(a ^ b),
             _ => return None,
         },
@@ -1812,6 +1822,70 @@ fn complex_division_scales_as_numpy() {
         let q = (&a / &a).unwrap().to_vec::<Complex32>().unwrap();
         assert_eq!(q, [Complex32::new(1.0, 0.0); 2], "on {device}");
     }
+}
+
+/// Two bools: `+` and maximum are `or`, `*` and minimum `and`, floor division, remainder and
+/// powers compute in int8, as NumPy, PyTorch and JAX have them; subtraction is refused.
+#[test]
+fn bool_arithmetic_as_numpy() {
+    for device in dlarray::devices().unwrap() {
+        bool_arithmetic_on(&device);
+    }
+}
+
+fn bool_arithmetic_on(device: &Device) {
+    let p = Array::from_slice_on(&[true, true, false, false], &[4], device).unwrap();
+    let q = Array::from_slice_on(&[true, false, true, false], &[4], device).unwrap();
+    let bools = |op| {
+        let r = p.binary(op, &q).unwrap();
+        assert_eq!(r.dtype(), DType::Bool, "{op:?} on {device}");
+        r.to_vec::<bool>().unwrap()
+    };
+    assert_eq!(bools(BinaryOp::Add), [true, true, true, false]);
+    assert_eq!(bools(BinaryOp::Maximum), [true, true, true, false]);
+    assert_eq!(bools(BinaryOp::Mul), [true, false, false, false]);
+    assert_eq!(bools(BinaryOp::Minimum), [true, false, false, false]);
+    let ints = |op| {
+        let r = p.binary(op, &q).unwrap();
+        assert_eq!(r.dtype(), DType::I8, "{op:?} on {device}");
+        r.to_vec::<i8>().unwrap()
+    };
+    // NumPy: integer division by zero is 0.
+    assert_eq!(ints(BinaryOp::FloorDivide), [1, 0, 0, 0]);
+    assert_eq!(ints(BinaryOp::Remainder), [0, 0, 0, 0]);
+    assert_eq!(ints(BinaryOp::Pow), [1, 1, 0, 1]);
+    let with_scalar = (&p + true).unwrap();
+    assert_eq!(with_scalar.to_vec::<bool>().unwrap(), [true; 4]);
+    assert!(p.binary(BinaryOp::Sub, &q).is_err());
+}
+
+/// An integer outside the array's range: an error in arithmetic, one answer for every
+/// element in a comparison (NumPy 2's), whichever side the scalar is on.
+#[test]
+fn comparisons_with_out_of_range_integers_answer() {
+    let u = Array::from_vec(vec![0u8, 200], &[2]).unwrap();
+    let cmp = |op, v: i64, first| {
+        let r = u.binary_scalar(op, Scalar::Int(v.into()), first).unwrap();
+        assert_eq!((r.dtype(), r.shape()), (DType::Bool, &[2][..]));
+        r.to_vec::<bool>().unwrap()[0]
+    };
+    use BinaryOp::*;
+    for (v, first, lt, le, gt, ge) in [
+        (300, false, true, true, false, false), // x < 300
+        (-1, false, false, false, true, true),  // x > -1
+        (300, true, false, false, true, true),  // 300 > x
+        (-1, true, true, true, false, false),   // -1 < x
+    ] {
+        let got = [
+            cmp(Lt, v, first),
+            cmp(Le, v, first),
+            cmp(Gt, v, first),
+            cmp(Ge, v, first),
+        ];
+        assert_eq!(got, [lt, le, gt, ge], "{v} first={first}");
+        assert!(!cmp(Eq, v, first) && cmp(Ne, v, first));
+    }
+    assert!(u.binary_scalar(Add, Scalar::Int(300), false).is_err());
 }
 
 /// The array API's `expm1(±0 + 0j) = 0 + 0j` (and its conjugate): the real part is +0 for

@@ -1,6 +1,6 @@
 //! `dlarray.Array`: the Python face of [`dlarray::Array`], a DLPack producer.
 
-use crate::operand::{check_weak_int, operand, out_of_range_comparison, weak_scalar};
+use crate::operand::{check_weak_int, operand, weak_scalar};
 use crate::{PyDevice, device_arg, to_py};
 use dlarray::array::format::{FormatOptions, Style};
 use dlarray::dlpack::StreamArg;
@@ -503,11 +503,9 @@ impl PyArray {
             C::Ge => BinaryOp::Ge,
         };
         if let Some(v) = weak_scalar(other)? {
-            let r = match out_of_range_comparison(&self.0, bop, v) {
-                Some(r) => r,
-                None => py.detach(|| self.0.binary_scalar(bop, v, false)),
-            }
-            .map_err(to_py)?;
+            let r = py
+                .detach(|| self.0.binary_scalar(bop, v, false))
+                .map_err(to_py)?;
             return Ok(Py::new(py, PyArray(r))?.into_any());
         }
         match operand(&self.0, other) {

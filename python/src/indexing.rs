@@ -158,6 +158,16 @@ pub(crate) fn get(a: &Array, key: &Bound<'_, PyAny>) -> PyResult<Array> {
         }
     }
     let items = expand_masks(items)?;
+    // NumPy places the broadcast axes by the key as written: advanced indices split by a
+    // slice, `None` or `...` (even a `...` that stands for no axis) put them first.
+    let mut runs = 0;
+    let mut in_run = false;
+    for it in &items {
+        let adv = matches!(it, Item::Ints(_) | Item::Index(_) | Item::MaskAxis(_));
+        runs += usize::from(adv && !in_run);
+        in_run = adv;
+    }
+    let separated = runs > 1;
     // `...` as full slices; `None` as new axes of length 1 (a view), so that every item then
     // stands for exactly one axis.
     let given: usize = items.iter().map(consumed).sum();
@@ -202,7 +212,7 @@ pub(crate) fn get(a: &Array, key: &Bound<'_, PyAny>) -> PyResult<Array> {
     if !advanced {
         return basic(&base, &flat);
     }
-    gather(&base, flat)
+    gather(&base, flat, separated)
 }
 
 /// Slices and integer picks, as views.
@@ -244,8 +254,9 @@ fn checked(i: isize, axis: usize, n: usize) -> PyResult<usize> {
 
 /// NumPy's advanced indexing: the integer arrays (and integers, which join them) broadcast
 /// to one shape; the axes they index are gathered through one flat index; the result's
-/// broadcast axes stand where the indexed axes were when those are adjacent, else first.
-fn gather(a: &Array, items: Vec<Item>) -> PyResult<Array> {
+/// broadcast axes stand where the indexed axes were when those are adjacent in the key
+/// (`separated` false), else first.
+fn gather(a: &Array, items: Vec<Item>, separated: bool) -> PyResult<Array> {
     // Slices first (views); the advanced axes keep their positions.
     let slices: Vec<Slice> = items
         .iter()
@@ -314,8 +325,7 @@ fn gather(a: &Array, items: Vec<Item>) -> PyResult<Array> {
     let mut out_shape: Vec<isize> = b_shape.iter().map(|&n| n as isize).collect();
     out_shape.extend(rest.iter().map(|&k| x.shape()[k] as isize));
     let out = taken.reshape(&out_shape).map_err(crate::to_py)?;
-    let adjacent = adv_axes.windows(2).all(|w| w[1] == w[0] + 1);
-    if !adjacent || adv_axes[0] == 0 {
+    if separated || adv_axes[0] == 0 {
         return Ok(out);
     }
     // The broadcast axes go where the first advanced axis was.

@@ -60,37 +60,16 @@ pub(crate) fn weak_scalar(o: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
 }
 
 /// NumPy 2's `OverflowError` for a Python int outside the integer dtype it takes as `op`'s
-/// operand (ops that compute integers in float64, as true division, take any int).
+/// operand (ops that compute integers in float64, as true division, take any int; a
+/// comparison has its answer, `Array::binary_scalar`'s).
 pub(crate) fn check_weak_int(array: DType, op: BinaryOp, s: Scalar) -> PyResult<()> {
     let dtype = weak_operand_dtype(array, op, s);
     match (s, int_overflow(dtype, s)) {
-        (Scalar::Int(i), Some(_)) => Err(pyo3::exceptions::PyOverflowError::new_err(format!(
-            "Python integer {i} out of bounds for {dtype}"
-        ))),
+        (Scalar::Int(i), Some(_)) if !op.is_comparison() => {
+            Err(pyo3::exceptions::PyOverflowError::new_err(format!(
+                "Python integer {i} out of bounds for {dtype}"
+            )))
+        }
         _ => Ok(()),
     }
-}
-
-/// `array <op> s` for a comparison with a Python int outside the array's integer range:
-/// every element compares the same way, and NumPy 2 answers instead of raising.
-pub(crate) fn out_of_range_comparison(
-    a: &Array,
-    op: BinaryOp,
-    s: Scalar,
-) -> Option<dlarray::Result<Array>> {
-    let above =
-        int_overflow(weak_operand_dtype(a.dtype(), op, s), s)? == std::cmp::Ordering::Greater;
-    let answer = match op {
-        BinaryOp::Eq => false,
-        BinaryOp::Ne => true,
-        BinaryOp::Lt | BinaryOp::Le => above,
-        BinaryOp::Gt | BinaryOp::Ge => !above,
-        _ => return None,
-    };
-    Some(Array::full_sharded(
-        a.shape(),
-        Scalar::Bool(answer),
-        DType::Bool,
-        a.sharding(),
-    ))
 }

@@ -556,6 +556,10 @@ def test_advanced_indexing_matches_numpy():
         (1, [0, 2]), ([1], slice(None), 2), (-1, [-1, 0]),
         (n[:, 0, 0] > 10,), (n > 30,), (slice(None), n[0] % 2 == 0), (slice(None), n[0, :, 0] > 5),
         (True,), (False,), (Ellipsis, [4, 0]), ([],),
+        # Split by a `...` that stands for no axis, or by `None`: the broadcast axes go
+        # first, as NumPy reads the key as written (these two were (3, 2) and (1, 2)).
+        (slice(None), [0, 2], Ellipsis, [1, 3]), (None, [0, 2], Ellipsis, 1, 3),
+        (slice(None), [1, 2], None, [0, 4]), (0, Ellipsis, [1, 2]),
     ]
     for key in keys:
         got = a[tuple(dlarray.asarray(k) if isinstance(k, np.ndarray) else k for k in key)]

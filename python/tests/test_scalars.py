@@ -35,8 +35,6 @@ def test_operators_with_python_scalars_follow_numpy(dtype):
     d = dlarray.asarray(n)
     for s in SCALARS:
         for op in OPS:
-            if dtype == "bool" and s is True and op in ARITH:
-                continue  # bool arithmetic: outside the array API (dlarray refuses it)
             if (isinstance(s, complex) or dtype.startswith("complex")) and op in (
                 operator.lt,
                 operator.ge,
@@ -67,8 +65,33 @@ def test_out_of_range_ints_raise_except_in_comparisons():
     for s in (300, -1, -(2**70), 2**70):
         for op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
             np.testing.assert_array_equal(np.asarray(op(d, s)), op(n, s), err_msg=f"{op} {s}")
+            np.testing.assert_array_equal(np.asarray(op(s, d)), op(s, n), err_msg=f"{op} {s}")
+        # The functions too, either way round (they raised OverflowError).
+        for name in ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal"):
+            f, g = getattr(dlarray, name), getattr(np, name)
+            np.testing.assert_array_equal(np.asarray(f(d, s)), g(n, s), err_msg=f"{name} {s}")
+            np.testing.assert_array_equal(np.asarray(f(s, d)), g(s, n), err_msg=f"{name} {s}")
     with pytest.raises(OverflowError, match="Python integer 128 out of bounds for int8"):
         dlarray.asarray([1], dtype="int8") + 128
+
+
+def test_bool_arithmetic_follows_numpy():
+    """+ and maximum are or, * and minimum and; floor division, remainder and powers
+    compute in int8; subtraction is refused (dlarray refused all of these)."""
+    p = np.array([True, True, False, False])
+    q = np.array([True, False, True, False])
+    a, b = dlarray.asarray(p), dlarray.asarray(q)
+    for name in ("add", "multiply", "maximum", "minimum", "floor_divide", "remainder", "pow",
+                 "divide"):
+        with np.errstate(all="ignore"):
+            want = getattr(np, "power" if name == "pow" else name)(p, q)
+        got = getattr(dlarray, name)(a, b)
+        assert got.dtype == str(want.dtype), name
+        np.testing.assert_array_equal(np.asarray(got), want, err_msg=name)
+    np.testing.assert_array_equal(np.asarray(a + True), p + True)
+    np.testing.assert_array_equal(np.asarray(a * b), p * q)
+    with pytest.raises(TypeError):
+        a - b
 
 
 def test_functions_take_weak_scalars_too():

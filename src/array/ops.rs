@@ -364,6 +364,11 @@ impl Array {
     /// other operand is resharded to match.
     pub fn binary(&self, op: BinaryOp, other: &Array) -> Result<Array> {
         let common = DType::promote(self.dtype(), other.dtype());
+        if common == DType::Bool {
+            if let Some(r) = self.bool_arithmetic(op, other) {
+                return r;
+            }
+        }
         let expected = if op.is_shift() && !common.is_integer() {
             Some("integer dtypes")
         } else if op.is_bitwise() && !(common.is_integer() || common == DType::Bool) {
@@ -404,6 +409,23 @@ impl Array {
             shard_out(t, buf)
         })?;
         Ok(Array::from_shards(&shape, out, sharding, shards, false))
+    }
+
+    /// Arithmetic on two bools as NumPy, PyTorch and JAX have it: `+` and `maximum` are `or`,
+    /// `*` and `minimum` are `and`; floor division, remainder and powers compute in int8
+    /// (NumPy's result dtype). `None` for the ops that take bools as they are, or refuse
+    /// them (subtraction and negation have no bool meaning; NumPy refuses them too).
+    #[cold]
+    #[inline(never)]
+    fn bool_arithmetic(&self, op: BinaryOp, other: &Array) -> Option<Result<Array>> {
+        Some(match op {
+            BinaryOp::Add | BinaryOp::Maximum => self.binary(BinaryOp::BitwiseOr, other),
+            BinaryOp::Mul | BinaryOp::Minimum => self.binary(BinaryOp::BitwiseAnd, other),
+            BinaryOp::FloorDivide | BinaryOp::Remainder | BinaryOp::Pow => self
+                .as_dtype(DType::I8)
+                .and_then(|a| a.binary(op, &*other.as_dtype(DType::I8)?)),
+            _ => return None,
+        })
     }
 
     /// Reduces over `axes`; `keepdims` keeps them as size-1 axes. Runs shard by shard when no

@@ -3,7 +3,8 @@
 //! (an integer with an integer array, a float with a float array: `f32 * 2.0` stays f32, `u8
 //! + 1` stays u8), and otherwise the default dtype of its kind (`i32 * 2.5` is f64; a complex
 //! scalar with an f32 array gives complex64). An integer out of the array's range is an error,
-//! as NumPy's `OverflowError`, never a silent wrap.
+//! as NumPy's `OverflowError`, never a silent wrap; except in a comparison, which has one
+//! answer for every element (`u8 == -1` is all false, `u8 < 300` all true), as NumPy 2's.
 
 use super::Array;
 use super::sharding::Sharding;
@@ -60,12 +61,39 @@ pub fn int_overflow(dtype: DType, s: Scalar) -> Option<std::cmp::Ordering> {
     (!fits).then(|| i.cmp(&0))
 }
 
+/// What every element of an integer array compares as against an integer outside its
+/// range, on `side` of it (`None` for an op that is no comparison): `x < v` and `x <= v`
+/// hold for every `x` when `v` is above the range, and so on.
+fn out_of_range_comparison(
+    op: BinaryOp,
+    side: std::cmp::Ordering,
+    scalar_first: bool,
+) -> Option<bool> {
+    let above = side == std::cmp::Ordering::Greater;
+    // `v < x` is `x > v`.
+    let below_holds = |op| match op {
+        BinaryOp::Lt | BinaryOp::Le => Some(above),
+        BinaryOp::Gt | BinaryOp::Ge => Some(!above),
+        _ => None,
+    };
+    match op {
+        BinaryOp::Eq => Some(false),
+        BinaryOp::Ne => Some(true),
+        _ if scalar_first => below_holds(op).map(|holds| !holds),
+        _ => below_holds(op),
+    }
+}
+
 impl Array {
     /// `op(self, value)` (or `op(value, self)` when `scalar_first`) with `value` a weak
     /// scalar (see the module docs). The scalar is made on this array's first device.
     pub fn binary_scalar(&self, op: BinaryOp, value: Scalar, scalar_first: bool) -> Result<Array> {
         let dtype = weak_operand_dtype(self.dtype(), op, value);
-        if let (Scalar::Int(i), Some(_)) = (value, int_overflow(dtype, value)) {
+        if let (Scalar::Int(i), Some(side)) = (value, int_overflow(dtype, value)) {
+            if let Some(answer) = out_of_range_comparison(op, side, scalar_first) {
+                let all = Scalar::Bool(answer);
+                return Array::full_sharded(self.shape(), all, DType::Bool, self.sharding());
+            }
             return Err(Error::invalid(format!(
                 "integer {i} is out of bounds for {dtype} (the array's dtype); convert the \
                  array first, e.g. a.astype(DType::I64)"
