@@ -154,6 +154,15 @@ impl DType {
     pub const fn is_integer(self) -> bool {
         matches!(self.kind(), Kind::Int | Kind::UInt)
     }
+    /// The smallest and largest value of an integer dtype (`None` for the others).
+    pub const fn int_range(self) -> Option<(i128, i128)> {
+        let bits = (self.size_in_bytes() * 8) as u32;
+        match self.kind() {
+            Kind::Int => Some((-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)),
+            Kind::UInt => Some((0, (1i128 << bits) - 1)),
+            _ => None,
+        }
+    }
     /// Floating or complex: the dtypes on which exp, log, sin, ... are defined.
     pub const fn is_inexact(self) -> bool {
         self.is_float() || self.is_complex()

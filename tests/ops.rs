@@ -1036,6 +1036,18 @@ fn composed_ops_on_every_backend() {
         vec![2, 2, 3, 3]
     );
     assert_eq!(i.isnan().unwrap().to_vec::<bool>().unwrap(), vec![false; 4]);
+    // Bounds outside an integer dtype's range clip to its ends (NumPy 2; an op would refuse
+    // them as out of bounds).
+    let u = Array::from_vec(vec![0u8, 7, 255], &[3]).unwrap();
+    let c = u.clip(Some(-2.0), Some(300.0)).unwrap();
+    assert_eq!(
+        (c.dtype(), c.to_vec::<u8>().unwrap()),
+        (DType::U8, vec![0, 7, 255])
+    );
+    let c = u
+        .clip_to(Some(Scalar::Int(-(1 << 100))), Some(Scalar::Int(3)))
+        .unwrap();
+    assert_eq!(c.to_vec::<u8>().unwrap(), vec![0, 3, 3]);
     // Creation.
     let l = Array::linspace(0.0, 1.0, 5, true, DType::F64).unwrap();
     assert_eq!(l.to_vec::<f64>().unwrap(), vec![0.0, 0.25, 0.5, 0.75, 1.0]);

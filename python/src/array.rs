@@ -355,10 +355,13 @@ impl PyArray {
         self.reduced(py, axis, |a, ax| a.std(ax, correction))
     }
     #[pyo3(signature = (min=None, max=None))]
-    fn clip(&self, py: Python<'_>, min: Option<f64>, max: Option<f64>) -> PyResult<PyArray> {
-        py.detach(|| self.0.clip(min, max))
-            .map(PyArray)
-            .map_err(to_py)
+    fn clip(
+        &self,
+        py: Python<'_>,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyArray> {
+        crate::extras::clipped(py, &self.0, min, max)
     }
     #[pyo3(signature = (axis=None))]
     fn squeeze(&self, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {

@@ -4,6 +4,7 @@
 //! `broadcast_shapes`, `flip`, `moveaxis`, `roll`, `tril`, `triu`, `count_nonzero`,
 //! `result_type`, `can_cast`, `isdtype`.
 
+use crate::operand::{operand, weak_scalar};
 use crate::{PyArray, to_py};
 use dlarray::{Array, BinaryOp, DType};
 use pyo3::exceptions::PyValueError;
@@ -67,11 +68,43 @@ pub fn log10(py: Python<'_>, x: PyRef<'_, PyArray>) -> PyResult<PyArray> {
 pub fn clip(
     py: Python<'_>,
     x: PyRef<'_, PyArray>,
-    min: Option<f64>,
-    max: Option<f64>,
+    min: Option<&Bound<'_, PyAny>>,
+    max: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
-    let a = x.0.clone();
-    run(py, || a.clip(min, max))
+    clipped(py, &x.0, min, max)
+}
+
+/// `clip(x, min, max)` (function and method): each bound a Python scalar (weak, exact for
+/// any int: `Array::clip_to`) or an array (`maximum` / `minimum`, broadcast, as the 2023.12
+/// array API allows and NumPy does).
+pub(crate) fn clipped(
+    py: Python<'_>,
+    x: &Array,
+    min: Option<&Bound<'_, PyAny>>,
+    max: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
+    let min = min.filter(|b| !b.is_none());
+    let max = max.filter(|b| !b.is_none());
+    // In NumPy's order, `minimum(maximum(x, min), max)`: `max` wins where min > max.
+    let mut a = x.clone();
+    for (bound, op) in [(min, BinaryOp::Maximum), (max, BinaryOp::Minimum)] {
+        let Some(b) = bound else { continue };
+        a = match weak_scalar(b)? {
+            Some(v) => {
+                let (lo, hi) = if op == BinaryOp::Maximum {
+                    (Some(v), None)
+                } else {
+                    (None, Some(v))
+                };
+                run(py, || a.clip_to(lo, hi))?.0
+            }
+            None => {
+                let o = operand(&a, b)?;
+                run(py, || a.binary(op, &o))?.0
+            }
+        };
+    }
+    Ok(PyArray(a))
 }
 
 /// `arange(start, /, stop=None, step=1, *, dtype=None, device=None)`: integers when every

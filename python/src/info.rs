@@ -91,12 +91,7 @@ pub fn iinfo(py: Python<'_>, r#type: &Bound<'_, PyAny>) -> PyResult<Iinfo> {
         )));
     }
     let bits = (dt.size_in_bytes() * 8) as u32;
-    let signed = matches!(dt, DType::I8 | DType::I16 | DType::I32 | DType::I64);
-    let (min, max) = if signed {
-        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-    } else {
-        (0, (1i128 << bits) - 1)
-    };
+    let (min, max) = dt.int_range().unwrap_or_default();
     Ok(Iinfo {
         bits,
         max,

@@ -232,21 +232,32 @@ impl Array {
 
     /// Each element limited to `[lo, hi]` (`minimum(maximum(x, lo), hi)`, as NumPy's `clip`).
     /// The bounds are weak scalars: the dtype is kept, except that a fractional bound on an
-    /// integer array gives float64 (as NumPy with a Python float).
+    /// integer array gives float64 (as NumPy with a Python float). See [`Array::clip_to`].
     pub fn clip(&self, lo: Option<f64>, hi: Option<f64>) -> Result<Array> {
         let weak = |v: f64| {
-            if self.dtype().is_integer() && v.fract() == 0.0 && v.abs() < 2f64.powi(63) {
+            if self.dtype().is_integer() && v.fract() == 0.0 && v.abs() < 2f64.powi(100) {
                 Scalar::Int(v as i128)
             } else {
                 Scalar::Float(v)
             }
         };
+        self.clip_to(lo.map(weak), hi.map(weak))
+    }
+
+    /// [`Array::clip`] with the bounds as weak scalars of any kind. An integer bound outside
+    /// an integer array's range is pulled to its end, as NumPy 2's `clip` does
+    /// (`clip(uint8_array, -2, 300)` clips to `[0, 255]`), where an op would refuse it.
+    pub fn clip_to(&self, lo: Option<Scalar>, hi: Option<Scalar>) -> Result<Array> {
+        let in_range = |s: Scalar| match (s, self.dtype().int_range()) {
+            (Scalar::Int(i), Some((min, max))) => Scalar::Int(i.clamp(min, max)),
+            _ => s,
+        };
         let mut x = self.clone();
         if let Some(lo) = lo {
-            x = x.binary_scalar(BinaryOp::Maximum, weak(lo), false)?;
+            x = x.binary_scalar(BinaryOp::Maximum, in_range(lo), false)?;
         }
         if let Some(hi) = hi {
-            x = x.binary_scalar(BinaryOp::Minimum, weak(hi), false)?;
+            x = x.binary_scalar(BinaryOp::Minimum, in_range(hi), false)?;
         }
         Ok(x)
     }
