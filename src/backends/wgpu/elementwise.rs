@@ -7,17 +7,27 @@ use super::wgsl::{Elem, enables};
 use crate::backends::{BinaryOp, UnaryOp};
 use crate::dtype::DType;
 
-/// WGSL helpers for pow and saturating casts.
+/// WGSL helpers: pow, saturating casts, and the transcendental functions drivers get wrong.
 const HELPERS: &str = r#"
+// C's pow (IEEE 754's special cases, which WGSL's pow leaves indeterminate).
 fn pow_f(a: f32, b: f32) -> f32 {
+    let inf = bitcast<f32>(0x7f800000u);
     if b == 0.0 || a == 1.0 { return 1.0; }
     if is_nan(a) || is_nan(b) { return a + b; }
-    if a == 0.0 { return select(0.0, bitcast<f32>(0x7f800000u), b < 0.0); }
+    if abs(b) == inf {
+        if a == -1.0 { return 1.0; }
+        return select(0.0, inf, (abs(a) > 1.0) == (b > 0.0));
+    }
+    // An odd integral exponent keeps the base's sign (of a zero and an infinity too).
+    let odd = fract(b) == 0.0 && abs(b) < 16777216.0 && (u32(abs(b)) & 1u) == 1u;
+    if a == 0.0 || abs(a) == inf {
+        let r = select(0.0, inf, (a == 0.0) == (b < 0.0));
+        return select(r, -r, odd && neg_bit(a));
+    }
     let r = pow(abs(a), b);
     if a > 0.0 { return r; }
-    // A negative base has a real power only for integral exponents; odd ones keep the sign.
-    if fract(b) != 0.0 { return bitcast<f32>(0x7fc00000u); }
-    let odd = abs(b) < 16777216.0 && (u32(abs(b)) & 1u) == 1u;
+    // A negative finite base has a real power only for integral exponents.
+    if fract(b) != 0.0 { return nan_f(); }
     return select(r, -r, odd);
 }
 fn pow_i(a: i32, b: i32) -> i32 {
@@ -32,19 +42,92 @@ fn pow_i(a: i32, b: i32) -> i32 {
     return r;
 }
 fn nan_f() -> f32 { return bitcast<f32>(0x7fc00000u); }
+// Drivers' exp, log, sinh, tanh, asinh and atanh are accurate only in absolute terms near
+// 0 (WGSL bounds `log` by 2^-21 absolute on [0.5, 2], and derives sinh and tanh from exp):
+// llvmpipe's tanh(1e-30) was 3e-8 and its log1p(1e-6) 5 % off. These keep ~1 ulp there
+// with polynomials, and use the driver's functions only where they are accurate.
+// e^a - 1: the Taylor polynomial to a^9/9! on |a| < 0.5 (the next term is below 4e-10 of
+// the value), else exp(a) - 1, which no longer cancels.
 fn expm1_f(a: f32) -> f32 {
-    let u = exp(a);
-    if u == 1.0 || is_nan(a) { return a; }
-    let um1 = u - 1.0;
-    if um1 == -1.0 { return -1.0; }
-    if u > 3.0e38 { return u; }
-    return um1 * a / log(u);
+    if abs(a) < 0.5 {
+        return a * (1.0 + a * (0.5 + a * (0.16666667 + a * (0.041666668 + a * (0.008333334
+            + a * (0.0013888889 + a * (0.0001984127 + a * (2.4801588e-5 + a * 2.7557319e-6))))))));
+    }
+    if is_nan(a) { return a; }
+    return exp(a) - 1.0;
+}
+// ln(1 + a) on (-0.5, 1), where 1 + a is in (0.5, 2): 2 atanh(s) with s = a / (2 + a),
+// |s| < 1/3, by its series to s^17 (the next term is below 3e-10 of the sum).
+fn log1p_series(a: f32) -> f32 {
+    let s = a / (2.0 + a);
+    let z = s * s;
+    return 2.0 * s * (1.0 + z * (0.33333334 + z * (0.2 + z * (0.14285715 + z * (0.11111111
+        + z * (0.09090909 + z * (0.07692308 + z * (0.06666667 + z * 0.05882353))))))));
 }
 fn log1p_f(a: f32) -> f32 {
-    let u = 1.0 + a;
-    if u == 1.0 || is_nan(a) { return a; }
-    if u > 3.0e38 { return log(u); }
-    return log(u) * a / (u - 1.0);
+    if a > -0.5 && a < 1.0 { return log1p_series(a); }
+    if is_nan(a) || a < -1.0 { return nan_f(); }
+    if a == -1.0 { return bitcast<f32>(0xff800000u); }
+    return log(1.0 + a);
+}
+// ln(a): on (0.5, 2), where the driver's log is only absolutely accurate, as ln(1 + (a - 1))
+// (a - 1 is exact there).
+fn log_f(a: f32) -> f32 {
+    if a > 0.5 && a < 2.0 { return log1p_series(a - 1.0); }
+    return log(a);
+}
+// Past 88.7 e^x overflows though sinh and cosh do not until ~89.4: (e^(x/2) / 2) e^(x/2).
+fn big_half_exp(x: f32) -> f32 { let h = exp(0.5 * x); return (0.5 * h) * h; }
+fn sinh_f(a: f32) -> f32 {
+    let x = abs(a);
+    if x < 1.0 {
+        let t = expm1_f(x);
+        return with_sign_of(0.5 * (t + t / (t + 1.0)), a);
+    }
+    if x > 88.0 { return with_sign_of(big_half_exp(x), a); }
+    return sinh(a);
+}
+fn cosh_f(a: f32) -> f32 {
+    let x = abs(a);
+    if x > 88.0 { return big_half_exp(x); }
+    return cosh(a);
+}
+fn tanh_f(a: f32) -> f32 {
+    if is_nan(a) { return a; }
+    // Past 20, tanh is 1 in float32; the clamp keeps e^2x finite.
+    let t = expm1_f(2.0 * min(abs(a), 20.0));
+    return with_sign_of(t / (t + 2.0), a);
+}
+// Past 1e4, 1 + x^2 is x^2 in float32: ln(2x), without squaring x (which overflows at 2e19).
+fn asinh_f(a: f32) -> f32 {
+    let x = abs(a);
+    if is_nan(a) { return a; }
+    if x > 1.0e4 { return with_sign_of(log(x) + 0.6931472, a); }
+    return with_sign_of(log1p_f(x + x * x / (1.0 + sqrt(1.0 + x * x))), a);
+}
+fn acosh_f(a: f32) -> f32 {
+    if !(a >= 1.0) { return nan_f(); }
+    if a > 1.0e4 { return log(a) + 0.6931472; }
+    let t = a - 1.0;
+    return log1p_f(t + sqrt(2.0 * t + t * t));
+}
+fn atanh_f(a: f32) -> f32 {
+    let x = abs(a);
+    if is_nan(a) || x > 1.0 { return nan_f(); }
+    if x == 1.0 { return with_sign_of(bitcast<f32>(0x7f800000u), a); }
+    return with_sign_of(0.5 * log1p_f(2.0 * x / (1.0 - x)), a);
+}
+// Cephes' atanf (~2 ulp): reduced to |x| <= tan(pi/8) by pi/2 - atan(1/x) and
+// pi/4 + atan((x - 1) / (x + 1)), then an odd polynomial. llvmpipe's atan was 2e-5 off at
+// small arguments (350 ulp at 1e-29); asin, acos and atan2 go through this one.
+fn atan_f(a: f32) -> f32 {
+    var x = abs(a);
+    var y = 0.0;
+    if x > 2.4142137 { y = 1.5707964; x = -1.0 / x; }
+    else if x > 0.41421357 { y = 0.7853982; x = (x - 1.0) / (x + 1.0); }
+    let z = x * x;
+    y += (((0.0805374449538 * z - 0.138776856032) * z + 0.199777106478) * z - 0.333329491539) * z * x + x;
+    return with_sign_of(y, a);
 }
 // atan2 with IEEE's signed zeros and infinities (drivers differ at the edges).
 fn neg_bit(x: f32) -> bool { return (bitcast<u32>(x) & 0x80000000u) != 0u; }
@@ -59,7 +142,10 @@ fn atan2_f(y: f32, x: f32) -> f32 {
         return with_sign_of(select(0.0, pi, x < 0.0), y);
     }
     if x == 0.0 || abs(y) == inf { return with_sign_of(1.5707963705062866, y); }
-    return atan2(y, x);
+    // Through atan_f: llvmpipe's atan2 was 2e-5 off at small angles. y / x may round to 0
+    // or inf; atan_f takes both.
+    let t = atan_f(abs(y / x));
+    return with_sign_of(select(t, pi - t, x < 0.0), y);
 }
 // C's nextafter on the bits (subnormals included, which drivers may flush in arithmetic).
 fn nextafter_f(a: f32, b: f32) -> f32 {
@@ -110,8 +196,27 @@ fn rem_i(a: i32, b: i32) -> i32 {
     return select(r, r + b, r != 0 && ((r < 0) != (b < 0)));
 }
 fn neg_zero_if(neg: bool) -> f32 { return select(0.0, bitcast<f32>(0x80000000u), neg); }
+// C's fmod, exact as C's: |b| 2^k subtracted for falling k while |a| >= |b|. Each step is
+// exact (Sterbenz: the two are within a factor of 2), and there are at most as many as the
+// exponents differ (a - b trunc(a / b) lost every digit once a / b passed 2^24).
+fn fmod_f(a: f32, b: f32) -> f32 {
+    let ax = abs(a); let ay = abs(b);
+    // On the bits: GL drivers fold comparisons with infinities and NaN.
+    let a_special = (bitcast<u32>(a) & 0x7f800000u) == 0x7f800000u;
+    if a_special || is_nan(b) || ay == 0.0 { return nan_f(); }
+    if ax < ay || (bitcast<u32>(ay) == 0x7f800000u) { return a; }
+    let eb = frexp(ay).exp;
+    var r = ax;
+    loop {
+        if r < ay { break; }
+        var s = ldexp(ay, frexp(r).exp - eb);
+        if s > r { s = s * 0.5; }
+        r = r - s;
+    }
+    return with_sign_of(r, a);
+}
 fn divmod_f(a: f32, b: f32) -> vec2<f32> {
-    var m = a - b * trunc(a / b);
+    var m = fmod_f(a, b);
     // By zero: IEEE's a / b and fmod's NaN, spelt out (drivers may not divide by zero so).
     if b == 0.0 {
         let nan = bitcast<f32>(0x7fc00000u);
@@ -159,32 +264,28 @@ fn unary_expr(op: UnaryOp, ty: &str) -> Option<String> {
         (Abs, "f32" | "i32") => "abs(a)".into(),
         (Abs, "u32") => "a".into(),
         (Exp, "f32") => "exp(a)".into(),
-        (Log, "f32") => "log(a)".into(),
+        (Log, "f32") => "log_f(a)".into(),
         (Sqrt, "f32") => "sqrt(a)".into(),
         (Sin, "f32") => "sin(a)".into(),
         (Cos, "f32") => "cos(a)".into(),
-        // Clamped: tanh as (e^2x - 1) / (e^2x + 1) overflows to NaN on some drivers.
-        (Tanh, "f32") => "select(tanh(clamp(a, -20.0, 20.0)), a, is_nan(a))".into(),
-        // Outside their domains WGSL's results are indeterminate: NaN (and ±inf at atanh's
-        // ends) spelt out, as IEEE and the CPU give.
+        // The `_f` helpers (HELPERS): accurate near 0 and at large arguments where the
+        // drivers' functions are not, with NaN (and ±inf at atanh's ends) spelt out outside
+        // the domains, where WGSL's results are indeterminate.
+        (Tanh, "f32") => "tanh_f(a)".into(),
         // Through atan2: drivers' asin and acos are far less accurate (llvmpipe's asin(0.5)
         // is 4e-4 off).
         (Asin, "f32") => {
-            "select(atan2(a, sqrt((1.0 - a) * (1.0 + a))), nan_f(), abs(a) > 1.0)".into()
+            "select(atan2_f(a, sqrt((1.0 - a) * (1.0 + a))), nan_f(), abs(a) > 1.0)".into()
         }
         (Acos, "f32") => {
-            "select(atan2(sqrt((1.0 - a) * (1.0 + a)), a), nan_f(), abs(a) > 1.0)".into()
+            "select(atan2_f(sqrt((1.0 - a) * (1.0 + a)), a), nan_f(), abs(a) > 1.0)".into()
         }
-        (Atan, "f32") => "atan(a)".into(),
-        (Sinh, "f32") => "sinh(a)".into(),
-        (Cosh, "f32") => "cosh(a)".into(),
-        (Asinh, "f32") => "asinh(a)".into(),
-        (Acosh, "f32") => "select(acosh(a), nan_f(), a < 1.0)".into(),
-        (Atanh, "f32") => "select(select(atanh(a), nan_f(), abs(a) > 1.0), \
-             select(bitcast<f32>(0x7f800000u), bitcast<f32>(0xff800000u), a < 0.0), \
-             abs(a) == 1.0)"
-            .into(),
-        // Kahan's forms: accurate near 0, where exp(a) - 1 and log(1 + a) cancel.
+        (Atan, "f32") => "atan_f(a)".into(),
+        (Sinh, "f32") => "sinh_f(a)".into(),
+        (Cosh, "f32") => "cosh_f(a)".into(),
+        (Asinh, "f32") => "asinh_f(a)".into(),
+        (Acosh, "f32") => "acosh_f(a)".into(),
+        (Atanh, "f32") => "atanh_f(a)".into(),
         (Expm1, "f32") => "expm1_f(a)".into(),
         (Log1p, "f32") => "log1p_f(a)".into(),
         (LogicalNot | BitwiseInvert, "bool") => "!a".into(),
