@@ -174,6 +174,35 @@ fn same_sharded_ops_run_shard_by_shard() {
     assert_eq!(z.sharding(), &s);
 }
 
+/// A (1, n) operand broadcast against an array split into one-row shards: every shard reads
+/// its one row (the second shard asked it for row 1: "shards cover 0 of the 6 elements").
+/// argmax, var and where over such arrays went through it.
+#[test]
+fn one_row_operands_broadcast_against_one_row_shards() {
+    let data: Vec<f32> = (0..24).map(|v| v as f32).collect();
+    let row: Vec<f32> = (0..6).map(|v| 10.0 * v as f32).collect();
+    // Two devices: 2 rows (shards of one row) and 3 rows (two rows, then one).
+    for rows in [2, 3] {
+        let s = Sharding::split(tpus(2), 0).unwrap();
+        let x = Array::from_vec(data[..rows * 6].to_vec(), &[rows, 6])
+            .unwrap()
+            .device_put(&s)
+            .unwrap();
+        let r = Array::from_vec(row.clone(), &[1, 6]).unwrap();
+        let want: Vec<f32> = (0..rows * 6).map(|i| data[i] + row[i % 6]).collect();
+        assert_eq!((&x + &r).unwrap().to_vec::<f32>().unwrap(), want);
+        assert_eq!((&r + &x).unwrap().to_vec::<f32>().unwrap(), want);
+        let am = x.argmax(Some(1)).unwrap().to_vec::<i64>().unwrap();
+        assert_eq!(am, vec![5; rows]);
+        let v = x
+            .var(Axes::These(vec![1]), 0)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap();
+        assert_eq!(v, vec![35.0 / 12.0; rows]);
+    }
+}
+
 #[test]
 fn matmul_of_row_or_batch_sharded_arrays_keeps_their_sharding() {
     let (k, n) = (4, 3);

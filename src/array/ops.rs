@@ -127,11 +127,13 @@ pub(super) fn broadcast_region(region: &[Range<usize>], shape: &[usize]) -> Vec<
         .iter()
         .enumerate()
         .map(|(k, &d)| {
-            let r = &region[lead + k];
-            if d == 1 && r.len() != 1 {
+            // An axis of extent 1 is broadcast: every region of the output reads its one
+            // element, also a region of one that does not start at 0 (the second of two
+            // one-row shards asked a (1, n) operand for its row 1, which it has not).
+            if d == 1 {
                 0..1
             } else {
-                r.clone()
+                region[lead + k].clone()
             }
         })
         .collect()
