@@ -356,6 +356,51 @@ fn float_edge_cases() {
     }
 }
 
+/// A float64 that only promotion makes (int32 + float32, int32 / 2, int32 + 1.5) is float32
+/// on wgpu, which has no 64-bit kernels, as its true divisions and sums (these were
+/// "wgpu does not support cast on float64"); float64 operands stay refused.
+#[test]
+fn promotion_to_float64_computes_in_float32_without_64_bit_kernels() {
+    for dev in gpus() {
+        if dev.kernel_dtypes().contains(&DType::F64) {
+            continue;
+        }
+        let i = Array::from_slice_on(&[1i32, 2, 3], &[3], &dev).unwrap();
+        let f = Array::from_slice_on(&[0.5f32, 0.25, 2.0], &[3], &dev).unwrap();
+        let u = Array::from_slice_on(&[1u8, 2, 3], &[3], &dev).unwrap();
+        let cases = [
+            ((&i + &f).unwrap(), [1.5, 2.25, 5.0]),
+            ((&f * &i).unwrap(), [0.5, 0.5, 6.0]),
+            ((&u - &f).unwrap(), [0.5, 1.75, 1.0]),
+            ((&i / 2i32).unwrap(), [0.5, 1.0, 1.5]),
+            ((&i + 1.5f64).unwrap(), [2.5, 3.5, 4.5]),
+            ((2.0f64 / &u).unwrap(), [2.0, 1.0, 2.0 / 3.0]),
+        ];
+        for (k, (got, want)) in cases.into_iter().enumerate() {
+            assert_eq!(
+                (got.dtype(), got.devices()),
+                (DType::F32, vec![dev.clone()]),
+                "{k}"
+            );
+            assert_eq!(
+                got.to_vec::<f32>().unwrap(),
+                want.map(|v: f64| v as f32),
+                "{k}"
+            );
+        }
+        let d = Array::from_slice_on(&[1.0f64, 2.0], &[2], &dev).unwrap();
+        assert!(
+            (&d + &d).is_err(),
+            "float64 operands have no kernel on {dev}"
+        );
+    }
+    // On the CPU, NumPy's float64.
+    let i = Array::from_vec(vec![1i32, 2], &[2]).unwrap();
+    assert_eq!((&i / 2i32).unwrap().dtype(), DType::F64);
+    let f = Array::from_vec(vec![1f32, 2.0], &[2]).unwrap();
+    assert_eq!((&i + &f).unwrap().dtype(), DType::F64);
+}
+
 /// The transcendental functions against the CPU's at every scale: drivers' own are accurate
 /// only in absolute terms near 0 (llvmpipe's tanh(1e-30) was 3e-8, expm1(1e-6) 5 % off,
 /// asinh(2e19) inf, atan(0.03) 2e-5 off), and their fmod and pow leave IEEE's edges open

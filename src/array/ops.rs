@@ -365,7 +365,12 @@ impl Array {
     /// takes the sharding of the operand with the output's shape (the left one first); the
     /// other operand is resharded to match.
     pub fn binary(&self, op: BinaryOp, other: &Array) -> Result<Array> {
-        let common = DType::promote(self.dtype(), other.dtype());
+        let mut common = DType::promote(self.dtype(), other.dtype());
+        if common == DType::F64 && self.dtype() != DType::F64 && other.dtype() != DType::F64 {
+            // A float64 that only promotion made (int32 + float32): float32 on devices
+            // without 64-bit kernels, as their true divisions and sums (JAX without x64).
+            common = self.on_devices(DType::F64);
+        }
         if common == DType::Bool {
             if let Some(r) = self.bool_arithmetic(op, other) {
                 return r;

@@ -88,7 +88,12 @@ impl Array {
     /// `op(self, value)` (or `op(value, self)` when `scalar_first`) with `value` a weak
     /// scalar (see the module docs). The scalar is made on this array's first device.
     pub fn binary_scalar(&self, op: BinaryOp, value: Scalar, scalar_first: bool) -> Result<Array> {
-        let dtype = weak_operand_dtype(self.dtype(), op, value);
+        let mut dtype = weak_operand_dtype(self.dtype(), op, value);
+        if dtype == DType::F64 && self.dtype() != DType::F64 {
+            // A float scalar with an integer array, or a true division: float32 where the
+            // devices have no 64-bit kernels (see `Array::binary`).
+            dtype = self.on_devices(DType::F64);
+        }
         if let (Scalar::Int(i), Some(side)) = (value, int_overflow(dtype, value)) {
             if let Some(answer) = out_of_range_comparison(op, side, scalar_first) {
                 let all = Scalar::Bool(answer);
