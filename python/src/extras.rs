@@ -161,7 +161,8 @@ pub fn empty_like(
 
 #[pyfunction]
 #[pyo3(signature = (x, /, shape))]
-pub fn broadcast_to(x: PyRef<'_, PyArray>, shape: Vec<usize>) -> PyResult<PyArray> {
+pub fn broadcast_to(x: PyRef<'_, PyArray>, shape: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+    let shape = crate::functions::shape_arg(shape)?;
     x.0.broadcast_to(&shape).map(PyArray).map_err(to_py)
 }
 

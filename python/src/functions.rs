@@ -23,11 +23,21 @@ pub(crate) fn place(device: Option<&Bound<'_, PyAny>>) -> PyResult<Sharding> {
     Ok(Sharding::single(&d))
 }
 
+/// A shape: an int or a sequence of ints, none negative (NumPy's ValueError, not the
+/// OverflowError of a conversion to an unsigned integer; a negative int alone was a
+/// TypeError about sequences).
 pub(crate) fn shape_arg(shape: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
-    match shape.extract::<usize>() {
-        Ok(n) => Ok(vec![n]),
-        Err(_) => shape.extract::<Vec<usize>>(),
-    }
+    let dims = match shape.extract::<i64>() {
+        Ok(n) => vec![n],
+        Err(_) => shape.extract::<Vec<i64>>()?,
+    };
+    dims.into_iter()
+        .map(|n| {
+            usize::try_from(n).map_err(|_| {
+                pyo3::exceptions::PyValueError::new_err("negative dimensions are not allowed")
+            })
+        })
+        .collect()
 }
 
 /// A Python scalar as a dlarray scalar, with the dtype NumPy infers for it.

@@ -750,3 +750,17 @@ def test_complex_functions_match_numpy_at_every_scale(name, dt, rtol):
                 | ((np.abs(g) < tiny) & (np.abs(w) < tiny))
         bad = ~close
         assert not bad.any(), f"{name}({z[bad][:3]}) {part}: {g[bad][:3]} vs NumPy {w[bad][:3]}"
+
+
+def test_negative_dimensions_are_a_value_error_as_in_numpy():
+    """They were OverflowError ("can't convert negative int to unsigned"), and a negative
+    int alone a TypeError about sequences."""
+    key = dlarray.random.key(0)
+    for make in (lambda s: dlarray.zeros(s), lambda s: dlarray.ones(s), lambda s: dlarray.empty(s),
+                 lambda s: dlarray.full(s, 1.0), lambda s: dlarray.random.normal(key, s),
+                 lambda s: dlarray.broadcast_to(dlarray.zeros(1), s)):
+        for shape in (-2, (-1,), (2, -3)):
+            with pytest.raises(ValueError, match="negative dimensions are not allowed"):
+                make(shape)
+    assert dlarray.broadcast_to(dlarray.zeros(1), 3).shape == (3,)
+    assert dlarray.zeros(3).shape == (3,) and dlarray.zeros(()).shape == ()
