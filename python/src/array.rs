@@ -557,20 +557,46 @@ impl PyArray {
             Scalar::Bool(b) => f64::from(u8::from(b)),
             Scalar::Int(i) => i as f64,
             Scalar::Float(f) => f,
-            Scalar::Complex(c) => c.re,
+            // Python's and NumPy's: a complex number is not a real one (it was its real part).
+            Scalar::Complex(_) => {
+                return Err(PyTypeError::new_err(
+                    "float() argument must be a string or a real number, not 'complex'",
+                ));
+            }
         })
     }
 
-    fn __int__(&self, py: Python<'_>) -> PyResult<i128> {
-        match self.one(py)? {
-            Scalar::Bool(b) => Ok(i128::from(b)),
-            Scalar::Int(i) => Ok(i),
-            Scalar::Float(f) if f.is_finite() => Ok(f.trunc() as i128),
-            Scalar::Float(f) => Err(PyValueError::new_err(format!(
-                "cannot convert float {f} to integer"
-            ))),
-            Scalar::Complex(c) => Ok(c.re.trunc() as i128),
-        }
+    /// Python's `int()`: floats truncated exactly at any size (`int(1e300)` was clamped to
+    /// 2^127), infinities an OverflowError and NaN a ValueError, as Python's and NumPy's.
+    fn __int__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let v = match self.one(py)? {
+            Scalar::Bool(b) => i128::from(b),
+            Scalar::Int(i) => i,
+            Scalar::Float(f) if f.is_finite() => {
+                // SAFETY: PyLong_FromDouble takes any finite double and returns a new
+                // reference or NULL with an exception set, which `from_owned_ptr_or_err` turns
+                // into the error.
+                return unsafe {
+                    Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyLong_FromDouble(f.trunc()))
+                }
+                .map(Bound::unbind);
+            }
+            Scalar::Float(f) if f.is_nan() => {
+                return Err(PyValueError::new_err("cannot convert float NaN to integer"));
+            }
+            Scalar::Float(_) => {
+                return Err(pyo3::exceptions::PyOverflowError::new_err(
+                    "cannot convert float infinity to integer",
+                ));
+            }
+            Scalar::Complex(_) => {
+                return Err(PyTypeError::new_err(
+                    "int() argument must be a string, a bytes-like object or a real number, \
+                     not 'complex'",
+                ));
+            }
+        };
+        Ok(v.into_pyobject(py)?.into_any().unbind())
     }
 
     fn __complex__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
@@ -592,7 +618,12 @@ impl PyArray {
                 "only integer scalar arrays can be converted to a scalar index",
             ));
         }
-        self.__int__(py)
+        match self.one(py)? {
+            Scalar::Int(i) => Ok(i),
+            _ => Err(PyTypeError::new_err(
+                "only integer scalar arrays can be converted to a scalar index",
+            )),
+        }
     }
 
     /// The elements as nested Python lists (a 0-d array gives its scalar).

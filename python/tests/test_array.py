@@ -764,3 +764,23 @@ def test_negative_dimensions_are_a_value_error_as_in_numpy():
                 make(shape)
     assert dlarray.broadcast_to(dlarray.zeros(1), 3).shape == (3,)
     assert dlarray.zeros(3).shape == (3,) and dlarray.zeros(()).shape == ()
+
+
+def test_python_scalar_conversions_match_numpy():
+    """int() of a large float is exact (it was clamped to 2**127), of inf an OverflowError
+    (it was a ValueError); int() and float() of a complex array are TypeErrors (they gave
+    the real part), as Python's and NumPy's."""
+    for v in (1e300, -1e300, 2.0**100 + 2.0**60, -2.7, 0.5, 9007199254740993.0):
+        assert int(dlarray.asarray(v)) == int(np.array(v)) == int(v)
+    assert int(dlarray.asarray(np.float32(3e38))) == int(np.float32(3e38))
+    with pytest.raises(OverflowError, match="infinity"):
+        int(dlarray.asarray(float("-inf")))
+    with pytest.raises(ValueError, match="NaN"):
+        int(dlarray.asarray(float("nan")))
+    z = dlarray.asarray(1 + 2j)
+    for f in (int, float):
+        with pytest.raises(TypeError, match="complex"):
+            f(z)
+    assert complex(z) == 1 + 2j
+    assert int(dlarray.asarray(np.uint64(2**64 - 1))) == 2**64 - 1
+    assert [1, 2, 3][dlarray.asarray(np.int8(-1))] == 3
