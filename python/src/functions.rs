@@ -395,7 +395,7 @@ reduction!(
 
 macro_rules! accumulation {
     ($($name:ident => $f:expr),* $(,)?) => {$(
-        /// The array API's form: `dtype=` converts `x` first and accumulates in it.
+        /// The array API's form: `dtype=` converts `x` first, accumulates in it and returns it.
         #[pyfunction]
         #[pyo3(signature = (x, /, *, axis=None, dtype=None, keepdims=false))]
         pub fn $name(
@@ -415,6 +415,12 @@ macro_rules! accumulation {
                     None => a.clone(),
                 };
                 let r = f(&src, axes.clone())?;
+                // An integer `dtype` narrower than 64 bits is the result's too (the sum widens
+                // small integers; the narrowing wraps as accumulating in `dtype` would).
+                let r = match dtype {
+                    Some(d) if r.dtype() != d => r.astype(d)?,
+                    _ => r,
+                };
                 if keepdims { keep(&a, r, &axes) } else { Ok(r) }
             })
             .map(PyArray)

@@ -108,8 +108,10 @@ pub struct Info;
 impl Info {
     fn capabilities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
-        d.set_item("boolean indexing", false)?;
-        d.set_item("data-dependent shapes", false)?;
+        // Both hold: `x[mask]`, `nonzero` and the `unique_*` functions return arrays whose
+        // shapes depend on the data (they run eagerly; nothing is traced).
+        d.set_item("boolean indexing", true)?;
+        d.set_item("data-dependent shapes", true)?;
         d.set_item("max dimensions", 64)?;
         Ok(d)
     }

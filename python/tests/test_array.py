@@ -507,6 +507,14 @@ def test_tile_repeat_meshgrid_diff_tensordot_match_numpy():
         np.tensordot(x, y, axes=([1], [0])))
     assert bool(dlarray.all(dlarray.zeros((0,)))) and not bool(dlarray.any(dlarray.zeros((0,))))
     assert dlarray.sum(dlarray.asarray([1, 2], dtype="int8"), dtype="float32").dtype == "float32"
+    # An integer dtype is the result's, wrapping as NumPy's (these were int64).
+    big = np.array([30000, 30000, 7], np.int16)
+    for name, dt in (("sum", "int16"), ("prod", "int16"), ("sum", "uint8"), ("prod", "int32")):
+        want = getattr(np, name)(big, dtype=dt)
+        got = getattr(dlarray, name)(dlarray.asarray(big), dtype=dt)
+        assert got.dtype == dt and int(got) == int(want), (name, dt)
+    got = dlarray.sum(dlarray.asarray(big.reshape(1, 3)), axis=1, dtype="int16", keepdims=True)
+    assert (got.dtype, got.shape) == ("int16", (1, 1))
     assert dlarray.result_type(dlarray.int8, 1) == "int8"
     assert dlarray.__array_api_version__ == "2025.12"
 
