@@ -260,7 +260,9 @@ fn ref_unary(op: UnaryOp, dtype: DType, x: Scalar) -> Option<(DType, Scalar)> {
         (Signbit, _) => None,
         (Conj, Complex(c)) => Some((dtype, Complex(c.conj()))),
         (Conj, v) => Some((dtype, v)),
-        (LogicalNot, _) | (Neg | Abs, Bool(_)) => None,
+        // abs of a bool is the bool (NumPy's and JAX's); negation has no bool meaning.
+        (Abs, Bool(b)) => Some((DType::Bool, Bool(b))),
+        (LogicalNot, _) | (Neg, Bool(_)) => None,
         (Neg, Int(i)) => Some((dtype, Int(-i))),
         (Neg, Float(f)) => Some((dtype, Float(-f))),
         (Neg, Complex(c)) => Some((dtype, Complex(-c))),

@@ -92,6 +92,8 @@ def test_bool_arithmetic_follows_numpy():
     np.testing.assert_array_equal(np.asarray(a * b), p * q)
     with pytest.raises(TypeError):
         a - b
+    assert dlarray.abs(a).dtype == "bool" and abs(a).dtype == "bool"
+    np.testing.assert_array_equal(np.asarray(dlarray.abs(a)), np.abs(p))
 
 
 def test_functions_take_weak_scalars_too():

@@ -288,8 +288,14 @@ impl Array {
 
     /// Elementwise `op(self)`.
     pub fn unary(&self, op: UnaryOp) -> Result<Array> {
-        if op == UnaryOp::Conj && !self.dtype().is_complex() {
+        let identity = match op {
             // The conjugate of a real number is itself: no kernel, no copy.
+            UnaryOp::Conj => !self.dtype().is_complex(),
+            // |b| of a bool is b, as NumPy's and JAX's abs give it.
+            UnaryOp::Abs => self.dtype() == DType::Bool,
+            _ => false,
+        };
+        if identity {
             return Ok(self.clone());
         }
         let (input, out) = match op {
