@@ -424,16 +424,16 @@ impl Array {
         Ok(Array::from_shards(&shape, out, sharding, shards, false))
     }
 
-    /// Arithmetic on two bools as NumPy, PyTorch and JAX have it: `+` and `maximum` are `or`,
-    /// `*` and `minimum` are `and`; floor division, remainder and powers compute in int8
-    /// (NumPy's result dtype). `None` for the ops that take bools as they are, or refuse
-    /// them (subtraction and negation have no bool meaning; NumPy refuses them too).
+    /// Arithmetic on two bools as NumPy, PyTorch and JAX have it: `+` is `or`, `*` is `and`
+    /// (as the backends' own bool `maximum` and `minimum`); floor division, remainder and
+    /// powers compute in int8 (NumPy's result dtype). `None` for the ops that take bools as
+    /// they are, or refuse them (subtraction has no bool meaning; NumPy refuses it too).
     #[cold]
     #[inline(never)]
     fn bool_arithmetic(&self, op: BinaryOp, other: &Array) -> Option<Result<Array>> {
         Some(match op {
-            BinaryOp::Add | BinaryOp::Maximum => self.binary(BinaryOp::BitwiseOr, other),
-            BinaryOp::Mul | BinaryOp::Minimum => self.binary(BinaryOp::BitwiseAnd, other),
+            BinaryOp::Add => self.binary(BinaryOp::BitwiseOr, other),
+            BinaryOp::Mul => self.binary(BinaryOp::BitwiseAnd, other),
             BinaryOp::FloorDivide | BinaryOp::Remainder | BinaryOp::Pow => self
                 .as_dtype(DType::I8)
                 .and_then(|a| a.binary(op, &*other.as_dtype(DType::I8)?)),

@@ -69,18 +69,15 @@ fn out_of_range_comparison(
     side: std::cmp::Ordering,
     scalar_first: bool,
 ) -> Option<bool> {
+    use BinaryOp::*;
     let above = side == std::cmp::Ordering::Greater;
-    // `v < x` is `x > v`.
-    let below_holds = |op| match op {
-        BinaryOp::Lt | BinaryOp::Le => Some(above),
-        BinaryOp::Gt | BinaryOp::Ge => Some(!above),
+    match (op, scalar_first) {
+        (Eq, _) => Some(false),
+        (Ne, _) => Some(true),
+        // `x < v` (and `v > x`) holds for every `x` when `v` is above the range.
+        (Lt | Le, false) | (Gt | Ge, true) => Some(above),
+        (Gt | Ge, false) | (Lt | Le, true) => Some(!above),
         _ => None,
-    };
-    match op {
-        BinaryOp::Eq => Some(false),
-        BinaryOp::Ne => Some(true),
-        _ if scalar_first => below_holds(op).map(|holds| !holds),
-        _ => below_holds(op),
     }
 }
 
