@@ -11,7 +11,7 @@ mod common;
 
 use common::*;
 use dlarray::dlpack::{DlpackPolicy, ExportOptions};
-use dlarray::{Array, BinaryOp, DType, Device, Error, ReduceOp, Scalar, Slice, UnaryOp};
+use dlarray::{Array, Axes, BinaryOp, DType, Device, Error, ReduceOp, Scalar, Slice, UnaryOp};
 
 /// The wgpu devices; `devices()` fails when wgpu is required and missing.
 fn gpus() -> Vec<Device> {
@@ -399,6 +399,81 @@ fn promotion_to_float64_computes_in_float32_without_64_bit_kernels() {
     assert_eq!((&i / 2i32).unwrap().dtype(), DType::F64);
     let f = Array::from_vec(vec![1f32, 2.0], &[2]).unwrap();
     assert_eq!((&i + &f).unwrap().dtype(), DType::F64);
+}
+
+/// The other ops that promote: matmul, `where` and concatenation take the same 32-bit type
+/// where promotion alone makes a 64-bit one (int32 @ float32 was "wgpu does not support cast
+/// on float64"), and int32 with uint32 computes in int32 (JAX without x64), except a
+/// comparison, which int32 would answer wrongly for large uint32 values: it stays refused.
+#[test]
+fn promotion_to_64_bits_computes_in_32_for_every_promoting_op() {
+    for dev in gpus() {
+        if dev.kernel_dtypes().contains(&DType::F64) {
+            continue;
+        }
+        let i = Array::from_slice_on(&[1i32, 2, 3, 4], &[2, 2], &dev).unwrap();
+        let f = Array::from_slice_on(&[0.5f32, 0.25, 2.0, 1.0], &[2, 2], &dev).unwrap();
+        let u = Array::from_slice_on(&[3u32, 1, 2, 5], &[2, 2], &dev).unwrap();
+        let product = i.matmul(&f).unwrap();
+        assert_eq!(product.dtype(), DType::F32);
+        assert_eq!(product.to_vec::<f32>().unwrap(), [4.5, 2.25, 9.5, 4.75]);
+        let product = i.matmul(&u).unwrap();
+        assert_eq!(product.dtype(), DType::I32);
+        assert_eq!(product.to_vec::<i32>().unwrap(), [7, 11, 17, 23]);
+        let sum = (&i + &u).unwrap();
+        assert_eq!(sum.dtype(), DType::I32);
+        assert_eq!(sum.to_vec::<i32>().unwrap(), [4, 3, 5, 9]);
+        let mask = Array::from_slice_on(&[true, false, false, true], &[2, 2], &dev).unwrap();
+        let chosen = mask.where_cond(&i, &f).unwrap();
+        assert_eq!(chosen.dtype(), DType::F32);
+        assert_eq!(chosen.to_vec::<f32>().unwrap(), [1.0, 0.25, 2.0, 4.0]);
+        let joined = Array::concatenate(&[&i, &u, &i], 0).unwrap();
+        assert_eq!(joined.dtype(), DType::I32);
+        assert_eq!(joined.shape(), [6, 2]);
+        assert!(
+            i.binary(BinaryOp::Lt, &u).is_err(),
+            "int32 < uint32 needs int64 on {dev}"
+        );
+    }
+    // On the CPU, NumPy's 64-bit types.
+    let i = Array::from_vec(vec![1i32, 2], &[2]).unwrap();
+    let u = Array::from_vec(vec![3_000_000_000u32, 1], &[2]).unwrap();
+    assert_eq!(i.matmul(&u).unwrap().dtype(), DType::I64);
+    let less = i.binary(BinaryOp::Lt, &u).unwrap();
+    assert_eq!(less.to_vec::<bool>().unwrap(), [true, false]);
+}
+
+/// A reduction that takes two passes (a (3, 1000) float16 array to one value) stores float16
+/// from the first pass's float32 partials: its last shader lacked `enable f16;` and failed to
+/// compile. And var/std of integers take float32 where float64 has no kernels (as `mean`); they
+/// were "wgpu does not support cast on float64".
+#[test]
+fn split_reductions_store_f16_and_integer_variance_computes_in_f32() {
+    let values: Vec<f32> = (0..3000)
+        .map(|i| ((i * 37) % 1001) as f32 - 500.0)
+        .collect();
+    for dev in gpus() {
+        if dev.kernel_dtypes().contains(&DType::F16) {
+            let x = Array::from_slice_on(&values, &[3, 1000], &dev)
+                .unwrap()
+                .astype(DType::F16)
+                .unwrap();
+            for (op, want) in [(ReduceOp::Min, -500.0f32), (ReduceOp::Max, 500.0)] {
+                let got = x.reduce(op, Axes::All, false).unwrap();
+                assert_eq!(got.dtype(), DType::F16, "{op} on {dev}");
+                let got = got.astype(DType::F32).unwrap().to_vec::<f32>().unwrap();
+                assert_eq!(got, [want], "{op} on {dev}");
+            }
+        }
+        if !dev.kernel_dtypes().contains(&DType::F64) {
+            let i = Array::from_slice_on(&[1i32, 2, 3, 4], &[4], &dev).unwrap();
+            let var = i.var(Axes::All, 0.0).unwrap();
+            assert_eq!(var.dtype(), DType::F32, "var on {dev}");
+            assert_eq!(var.to_vec::<f32>().unwrap(), [1.25]);
+            let std = i.std(Axes::All, 1.0).unwrap();
+            assert!((std.to_vec::<f32>().unwrap()[0] - (5.0f32 / 3.0).sqrt()).abs() < 1e-6);
+        }
+    }
 }
 
 /// The transcendental functions against the CPU's at every scale: drivers' own are accurate

@@ -329,7 +329,8 @@ impl Array {
     pub fn var(&self, axes: impl Into<Axes>, correction: impl Into<f64>) -> Result<Array> {
         let (axes, ddof) = (axes.into(), correction.into());
         let count = self.count_over(&axes)?;
-        let x = self.astype(self.dtype().float_dtype())?;
+        // Integers in float64, float32 on devices without 64-bit kernels (as `mean`).
+        let x = self.astype(self.on_devices(self.dtype().float_dtype()))?;
         let mean = x.reduce(ReduceOp::Sum, axes.clone(), true)?.binary_scalar(
             BinaryOp::Div,
             Scalar::Float(count as f64),

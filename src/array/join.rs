@@ -2,7 +2,6 @@
 
 use super::Array;
 use crate::backends::TensorRef;
-use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::layout::{Layout, normalize_axis};
 
@@ -30,10 +29,9 @@ impl Array {
             ));
         }
         let axis = normalize_axis(axis, first.ndim())?;
-        let dtype = arrays
-            .iter()
-            .skip(1)
-            .fold(first.dtype(), |d, a| DType::promote(d, a.dtype()));
+        let dtype = arrays.iter().skip(1).fold(first.dtype(), |d, a| {
+            first.promoted_on_devices(d, a.dtype())
+        });
         let s = &first.shard_data()[0];
         let (device, kind) = (s.device.clone(), s.memory_kind());
         let mut shape = first.shape().to_vec();

@@ -286,6 +286,20 @@ impl Array {
         }
     }
 
+    /// The dtype `a` and `b` promote to, for an op computing on this array's devices: a
+    /// 64-bit type that promotion alone makes (`int32 + float32` gives float64, `int32 +
+    /// uint32` int64) is its 32-bit counterpart where those devices have no 64-bit kernels,
+    /// as JAX computes with x64 disabled. A 64-bit operand keeps its type (and such devices
+    /// refuse it).
+    pub(super) fn promoted_on_devices(&self, a: DType, b: DType) -> DType {
+        let p = DType::promote(a, b);
+        if p == a || p == b {
+            p
+        } else {
+            self.on_devices(p)
+        }
+    }
+
     /// Elementwise `op(self)`.
     pub fn unary(&self, op: UnaryOp) -> Result<Array> {
         let identity = match op {
@@ -371,11 +385,12 @@ impl Array {
     /// takes the sharding of the operand with the output's shape (the left one first); the
     /// other operand is resharded to match.
     pub fn binary(&self, op: BinaryOp, other: &Array) -> Result<Array> {
-        let mut common = DType::promote(self.dtype(), other.dtype());
-        if common == DType::F64 && self.dtype() != DType::F64 && other.dtype() != DType::F64 {
-            // A float64 that only promotion made (int32 + float32): float32 on devices
-            // without 64-bit kernels, as their true divisions and sums (JAX without x64).
-            common = self.on_devices(DType::F64);
+        let (da, db) = (self.dtype(), other.dtype());
+        let mut common = DType::promote(da, db);
+        // int32 < uint32 compared in int32 would answer wrongly for large values: comparisons
+        // of integers take the exact int64 or nothing.
+        if common != da && common != db && !(op.is_comparison() && common.is_integer()) {
+            common = self.promoted_on_devices(da, db);
         }
         if common == DType::Bool {
             if let Some(r) = self.bool_arithmetic(op, other) {

@@ -28,7 +28,7 @@ impl Array {
                 got: self.dtype(),
             });
         }
-        let dt = DType::promote(on_true.dtype(), on_false.dtype());
+        let dt = on_true.promoted_on_devices(on_true.dtype(), on_false.dtype());
         let (x, y) = (on_true.astype(dt)?, on_false.astype(dt)?);
         let shape = broadcast_shapes("where", self.shape(), x.shape())?;
         let shape = broadcast_shapes("where", &shape, y.shape())?;

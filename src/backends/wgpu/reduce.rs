@@ -129,7 +129,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) ng: vec3<
 }}
 "#,
         params = super::wgsl::PARAMS,
-        enable = enables(&[input]),
+        // The last pass of a split reduction reads f32 partial results and may store f16.
+        enable = if out == "f16" {
+            "enable f16;\n"
+        } else {
+            enables(&[input])
+        },
         xs = input.store,
         load = if input.ty == acc {
             load
