@@ -5,7 +5,9 @@ mod common;
 
 use common::*;
 use dlarray::dtype::Complex64;
-use dlarray::{Array, Axes, BinaryOp, DType, Device, Error, ReduceOp, Scalar, Sharding, UnaryOp};
+use dlarray::{
+    Array, Axes, BinaryOp, DType, Device, Error, MemoryKind, ReduceOp, Scalar, Sharding, UnaryOp,
+};
 
 /// Test inputs for `dtype`: six values, positive ones first (for log and sqrt).
 fn values(dtype: DType, second: bool) -> Vec<Scalar> {
@@ -805,6 +807,15 @@ fn deep_copy_is_equal_in_fresh_memory_with_the_same_sharding() {
     let y = x.deep_copy().unwrap();
     assert_eq!(y.sharding(), x.sharding());
     assert_eq!(y.to_vec::<f32>().unwrap(), t.to_vec::<f32>().unwrap());
+    // The memory kind stays: a copy of pinned host memory is pinned host memory.
+    let p = t
+        .to_device(&s.devices()[0])
+        .unwrap()
+        .with_memory_kind(MemoryKind::PinnedHost)
+        .unwrap();
+    let q = p.deep_copy().unwrap();
+    assert_eq!(q.memory_kind(), MemoryKind::PinnedHost);
+    assert_eq!(q.to_vec::<f32>().unwrap(), t.to_vec::<f32>().unwrap());
 }
 
 #[test]

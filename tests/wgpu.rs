@@ -476,6 +476,30 @@ fn split_reductions_store_f16_and_integer_variance_computes_in_f32() {
     }
 }
 
+/// `copy=True` of a dtype wgpu stores but has no kernels for (float64, int64, complex) is a
+/// byte copy: it went through the cast kernel and was "wgpu does not support cast on int64".
+#[test]
+fn deep_copies_of_every_stored_dtype() {
+    for dev in gpus() {
+        for &dt in &DType::ALL {
+            let a = from_scalars(&values(dt, 12, 5), &[3, 4], dt, &dev);
+            let view = a
+                .slice(&[Slice::full(), Slice::new(Some(3), None, -2)])
+                .unwrap();
+            for x in [&a, &view] {
+                let c = x
+                    .deep_copy()
+                    .unwrap_or_else(|e| panic!("{dt} on {dev}: {e}"));
+                assert_eq!(
+                    (c.dtype(), c.shape(), c.devices()),
+                    (dt, x.shape(), vec![dev.clone()])
+                );
+                assert_eq!(to_scalars(&c), to_scalars(x), "{dt} on {dev}");
+            }
+        }
+    }
+}
+
 /// The transcendental functions against the CPU's at every scale: drivers' own are accurate
 /// only in absolute terms near 0 (llvmpipe's tanh(1e-30) was 3e-8, expm1(1e-6) 5 % off,
 /// asinh(2e19) inf, atan(0.03) 2e-5 off), and their fmod and pow leave IEEE's edges open

@@ -240,23 +240,37 @@ impl Array {
         self.converted(dtype).map(Cow::Owned)
     }
 
-    /// A copy of this array in fresh memory, with the same sharding (row-major per shard):
-    /// what the array API's `copy=True` asks for, since an array shares its buffers with
-    /// every clone and every DLPack consumer.
+    /// A copy of this array in fresh memory, with the same sharding and memory kinds
+    /// (row-major per shard): what the array API's `copy=True` asks for, since an array shares
+    /// its buffers with every clone and every DLPack consumer. A byte copy, so it works for
+    /// every dtype a device stores (wgpu copies float64 it has no cast kernel for).
     pub fn deep_copy(&self) -> Result<Array> {
-        self.converted(self.dtype())
+        self.per_shard(self.dtype(), |d, t, kind| {
+            d.backend().copy(t, d.index(), kind)
+        })
     }
 
     /// Every shard run through the backend's cast kernel (an identity cast copies).
     fn converted(&self, dtype: DType) -> Result<Array> {
+        self.per_shard(dtype, |d, t, _| d.backend().cast(t, dtype))
+    }
+
+    /// The array whose shards are `kernel`'s outputs (of `dtype`) for this array's shards,
+    /// each given its device and memory kind; same shape and sharding.
+    #[inline]
+    fn per_shard(
+        &self,
+        dtype: DType,
+        kernel: impl Fn(&Device, TensorRef<'_>, MemoryKind) -> Result<SharedBuffer> + Sync,
+    ) -> Result<Array> {
         if let Some(s) = sole_shard(self) {
-            let buf = s.device.backend().cast(s.tensor(self.dtype()), dtype)?;
+            let buf = kernel(&s.device, s.tensor(self.dtype()), s.memory_kind())?;
             return Ok(whole_result(s, dtype, buf, self.shape()));
         }
         let targets = targets_of(self);
         let shards = run_targets(&targets, self.size(), |t| {
             let s = self.region_on(&t.index, &t.device, t.kind)?;
-            let buf = t.device.backend().cast(s.tensor(self.dtype()), dtype)?;
+            let buf = kernel(&t.device, s.tensor(self.dtype()), t.kind)?;
             shard_out(t, buf)
         })?;
         Ok(Array::from_shards(
