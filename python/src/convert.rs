@@ -1,9 +1,9 @@
 //! Python scalars and nested sequences to arrays, with NumPy's dtype inference: all bools
 //! give bool, all ints int64, any float float64, any complex complex128.
 
-use dlarray::Array;
 use dlarray::dtype::Complex64;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use dlarray::{Array, DType};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyList, PyTuple};
 
@@ -45,12 +45,18 @@ fn walk(
         let b: bool = obj.extract()?;
         (Kind::Bool, Complex64::new(b as u8 as f64, 0.0), b as i128)
     } else if obj.is_instance_of::<PyInt>() {
-        // Past i64, NumPy's uint64 range (anything larger overflows there too).
+        // Past i64 and u64 only a float dtype takes it (`from_nested` checks).
         let i: i128 = match obj.extract::<i64>() {
             Ok(i) => i.into(),
-            Err(_) => obj.extract::<u64>()?.into(),
+            // Past i128 (as past u64) only a float dtype takes it: i128::MAX stands for it.
+            Err(_) => obj.extract::<i128>().unwrap_or(i128::MAX),
         };
-        (Kind::Int, Complex64::new(i as f64, 0.0), i)
+        let v = if i == i128::MAX {
+            obj.extract::<f64>()?
+        } else {
+            i as f64
+        };
+        (Kind::Int, Complex64::new(v, 0.0), i)
     } else if obj.is_instance_of::<PyFloat>() {
         (Kind::Float, Complex64::new(obj.extract()?, 0.0), 0)
     } else if let Ok(c) = obj.cast::<PyComplex>() {
@@ -65,10 +71,112 @@ fn walk(
     Ok(())
 }
 
-pub fn from_nested(obj: &Bound<'_, PyAny>) -> PyResult<Array> {
+/// NumPy's words for an integer that no C integer holds.
+fn too_large() -> PyErr {
+    PyOverflowError::new_err("Python int too large to convert to C long")
+}
+
+/// An array of the Python scalars in `obj` (a scalar or nested sequences), of `dtype` when
+/// given, else of the dtype NumPy infers. With a dtype, each value must convert as NumPy's
+/// `asarray(obj, dtype=...)` has it (and PyTorch's and JAX's refuse too): an integer out of
+/// the dtype's range is an `OverflowError`, a float truncates toward zero but NaN and
+/// infinity do not convert to an integer, a complex converts to no real dtype. Casting
+/// afterwards would wrap 256 to 0 in uint8 and drop an imaginary part without a word.
+pub fn from_nested(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Array> {
     let mut shape = Vec::new();
     let mut vals = Vec::new();
     walk(obj, 0, &mut shape, &mut vals)?;
+    let Some(dtype) = dtype else {
+        return inferred(&shape, &vals);
+    };
+    for &(kind, v, i) in &vals {
+        convertible(kind, v, i, dtype)?;
+    }
+    let ints = vals.iter().all(|v| v.0 <= Kind::Int);
+    let a = if dtype == DType::Bool {
+        let truth = |v: &(Kind, Complex64, i128)| v.2 != 0 || v.1 != Complex64::new(0.0, 0.0);
+        Array::from_vec(vals.iter().map(truth).collect::<Vec<bool>>(), &shape)
+            .map_err(crate::to_py)?
+    } else if ints && !dtype.is_integer() {
+        // Through float64, which also holds the ints past uint64 a float dtype takes.
+        Array::from_vec(vals.iter().map(|v| v.1.re).collect::<Vec<f64>>(), &shape)
+            .map_err(crate::to_py)?
+    } else if dtype.is_integer() {
+        // Each value on its own, as NumPy converts them (a float64 array would round 2**63 - 1
+        // beside a float); every one fits `dtype`, so int64 or uint64 holds them exactly.
+        let whole = |v: &(Kind, Complex64, i128)| match v.0 {
+            Kind::Float => v.1.re.trunc() as i128,
+            _ => v.2,
+        };
+        let ints: Vec<i128> = vals.iter().map(whole).collect();
+        if ints.iter().any(|&i| i > i64::MAX as i128) {
+            Array::from_vec(ints.iter().map(|&i| i as u64).collect::<Vec<u64>>(), &shape)
+        } else {
+            Array::from_vec(ints.iter().map(|&i| i as i64).collect::<Vec<i64>>(), &shape)
+        }
+        .map_err(crate::to_py)?
+    } else {
+        inferred(&shape, &vals)?
+    };
+    a.astype(dtype).map_err(crate::to_py)
+}
+
+/// Whether a Python scalar of `kind` (value `v`, or `i` for ints and bools) converts to
+/// `dtype`, with NumPy's exception and words where it does not.
+fn convertible(kind: Kind, v: Complex64, i: i128, dtype: DType) -> PyResult<()> {
+    let in_range = |i: i128| int_fits(i, dtype);
+    match kind {
+        _ if dtype == DType::Bool => Ok(()),
+        Kind::Complex if dtype.is_integer() => Err(PyTypeError::new_err(
+            "int() argument must be a string, a bytes-like object or a real number, not 'complex'",
+        )),
+        Kind::Complex if !dtype.is_complex() => Err(PyTypeError::new_err(
+            "float() argument must be a string or a real number, not 'complex'",
+        )),
+        Kind::Float if dtype.is_integer() => {
+            let x = v.re;
+            if x.is_nan() {
+                Err(PyValueError::new_err("cannot convert float NaN to integer"))
+            } else if x.is_infinite() {
+                Err(PyOverflowError::new_err(
+                    "cannot convert float infinity to integer",
+                ))
+            } else {
+                // Saturates far outside any C integer, which `in_range` then refuses.
+                in_range(x.trunc() as i128)
+            }
+        }
+        Kind::Int if dtype.is_integer() => in_range(i),
+        _ => Ok(()),
+    }
+}
+
+/// Whether the Python int `i` converts to `dtype` (any int to a dtype that is not an integer),
+/// with NumPy's `OverflowError`s: NumPy converts through a C integer first (int64; uint64
+/// past it for the unsigned dtypes), then checks the dtype's range.
+pub fn int_fits(i: i128, dtype: DType) -> PyResult<()> {
+    let Some((lo, hi)) = dtype.int_range() else {
+        return Ok(());
+    };
+    if !c_integer(i) || (lo < 0 && i64::try_from(i).is_err()) {
+        Err(too_large())
+    } else if i < lo || i > hi {
+        Err(PyOverflowError::new_err(format!(
+            "Python integer {i} out of bounds for {dtype}"
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether an int converts to a C integer: int64, or uint64 past it.
+fn c_integer(i: i128) -> bool {
+    (i64::MIN as i128..=u64::MAX as i128).contains(&i)
+}
+
+/// The array of `vals` in the dtype NumPy infers for them.
+fn inferred(shape: &[usize], vals: &[(Kind, Complex64, i128)]) -> PyResult<Array> {
+    let shape = shape.to_vec();
     let kind = vals
         .iter()
         .map(|v| v.0)
@@ -76,11 +184,14 @@ pub fn from_nested(obj: &Bound<'_, PyAny>) -> PyResult<Array> {
     let kind = if vals.is_empty() { Kind::Float } else { kind };
     let r = match kind {
         Kind::Bool => Array::from_vec(vals.iter().map(|v| v.2 != 0).collect::<Vec<bool>>(), &shape),
-        Kind::Int if vals.iter().any(|v| v.2 > i64::MAX as i128) => {
+        Kind::Int if vals.iter().any(|v| i64::try_from(v.2).is_err()) => {
+            if vals.iter().any(|v| !c_integer(v.2)) {
+                return Err(too_large());
+            }
             if vals.iter().any(|v| v.2 < 0) {
-                return Err(PyValueError::new_err(
-                    "integers span more than int64 and uint64 can hold together",
-                ));
+                // Neither int64 nor uint64 holds them all: NumPy's float64.
+                let floats: Vec<f64> = vals.iter().map(|v| v.1.re).collect();
+                return Array::from_vec(floats, &shape).map_err(crate::to_py);
             }
             Array::from_vec(
                 vals.iter().map(|v| v.2 as u64).collect::<Vec<u64>>(),

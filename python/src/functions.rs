@@ -58,6 +58,15 @@ fn scalar_arg(v: &Bound<'_, PyAny>) -> PyResult<(Scalar, DType)> {
     }
 }
 
+/// An int fill value must fit an integer dtype, as NumPy's `full(2, 300, dtype=uint8)`
+/// refuses (it gave 44); floats and complex numbers cast, as there.
+fn fill_fits(value: Scalar, dtype: DType) -> PyResult<()> {
+    match value {
+        Scalar::Int(i) => crate::convert::int_fits(i, dtype),
+        _ => Ok(()),
+    }
+}
+
 fn full_on(
     py: Python<'_>,
     shape: &[usize],
@@ -65,6 +74,7 @@ fn full_on(
     dtype: DType,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
+    fill_fits(value, dtype)?;
     let s = place(device)?;
     py.detach(|| Array::full_sharded(shape, value, dtype, &s))
         .map(PyArray)
@@ -133,6 +143,7 @@ fn like(
 ) -> PyResult<PyArray> {
     let dt = dtype_or(dtype, x.0.dtype())?;
     let v = value.unwrap_or(Scalar::Int(0));
+    fill_fits(v, dt)?;
     match device {
         Some(_) => full_on(py, x.0.shape(), v, dt, device),
         // Where `x` is, sharding included.

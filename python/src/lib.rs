@@ -417,6 +417,7 @@ pub(crate) fn asarray(
     copy: Option<bool>,
 ) -> PyResult<PyArray> {
     let py = obj.py();
+    let dtype = dtype.map(dtype_arg::dtype_arg).transpose()?;
     // Whether `a` still shares memory with `obj`.
     let (a, mut shared) = if let Ok(a) = obj.cast::<PyArray>() {
         (a.get().0.clone(), true)
@@ -429,13 +430,12 @@ pub(crate) fn asarray(
         // A view of what `__array__` gave, which may be the producer's memory.
         (a, true)
     } else {
-        (convert::from_nested(obj)?, false)
+        (convert::from_nested(obj, dtype)?, false)
     };
     let no_copy =
         || PyValueError::new_err("Unable to avoid copy while creating an array as requested.");
     let a = match dtype {
-        Some(d) => {
-            let dt = dtype_arg::dtype_arg(d)?;
+        Some(dt) => {
             if dt != a.dtype() {
                 if copy == Some(false) {
                     return Err(no_copy());

@@ -23,7 +23,7 @@ pub(crate) fn operand(this: &Array, other: &Bound<'_, PyAny>) -> PyResult<Array>
     }
     let s = match crate::via_array_method(other)? {
         Some(a) => a,
-        None => crate::convert::from_nested(other)?,
+        None => crate::convert::from_nested(other, None)?,
     };
     if s.ndim() != 0 {
         return Err(PyTypeError::new_err(

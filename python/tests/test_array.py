@@ -23,6 +23,49 @@ def test_asarray_infers_dtypes_like_numpy():
         dlarray.asarray([1], dtype="float128")
 
 
+def test_asarray_with_a_dtype_converts_python_scalars_as_numpy():
+    """Each value converts to the dtype asked for, or the call raises NumPy's exception and
+    words: 256 in uint8 was 0, 1j in int64 was 0, NaN in int32 was 0."""
+    refused = [
+        ([256], "uint8"), ([-1], "uint64"), ([2**63], "int64"), ([2**64], "uint64"),
+        ([-(2**64)], "int64"), ([1j], "int64"), ([1 + 2j], "float32"),
+        ([float("nan")], "int32"), ([float("inf")], "int8"), ([1e300], "int64"),
+        ([300.5], "uint8"), ([-1.5], "uint8"), (2**64 - 1, "int8"), ([1e10], "int32"),
+    ]
+    for obj, dt in refused:
+        with pytest.raises(Exception) as numpy_error:
+            np.asarray(obj, dtype=dt)
+        with pytest.raises(type(numpy_error.value)) as ours:
+            dlarray.asarray(obj, dtype=dt)
+        assert str(ours.value) == str(numpy_error.value), (obj, dt)
+    converted = [
+        ([1.7, -1.7], "int32"), ([-0.5], "uint8"), ([0.0, 2**63 - 1], "uint64"),
+        ([-(2**63), 2**64 - 1], "float64"), ([2**100], "float32"), ([True, 2], "uint8"),
+        ([1j, 0j, float("nan")], "bool"), ([2**70, 0], "bool"), ([-2.0, 2**63], "uint64"),
+        ([[1, 2.5], [3, 4]], "int16"), ([1, 1j], "complex64"),
+    ]
+    for obj, dt in converted:
+        if dt == "uint64" and obj[0] == -2.0:
+            continue  # NumPy refuses -2.0 in uint64: checked above as -1.5
+        want = np.asarray(obj, dtype=dt)
+        got = np.from_dlpack(dlarray.asarray(obj, dtype=dt))
+        assert got.dtype == want.dtype and got.tolist() == want.tolist(), (obj, dt)
+    # full and full_like refuse an int fill value out of the dtype's range too (300 gave 44).
+    u8 = dlarray.asarray([1, 2], dtype="uint8")
+    for make in [lambda m: m.full(2, 300, dtype="uint8"), lambda m: m.full(2, 2**63, dtype="int64"),
+                 lambda m: m.full_like(m.asarray([1, 2], dtype="uint8"), -1)]:
+        with pytest.raises(OverflowError) as numpy_error:
+            make(np)
+        with pytest.raises(OverflowError) as ours:
+            make(dlarray)
+        assert str(ours.value) == str(numpy_error.value)
+    assert dlarray.full_like(u8, 1.5).tolist() == [1, 1]
+    # Without a dtype, NumPy's inference: ints past int64 and below 0 together are float64.
+    assert dlarray.asarray([-1, 2**64 - 1]).dtype == "float64"
+    with pytest.raises(OverflowError, match="too large"):
+        dlarray.asarray([2**64])
+
+
 def test_operators_with_arrays_and_scalars():
     a = dlarray.asarray([[1.0, 2.0], [3.0, 4.0]], dtype="float32")
     b = dlarray.asarray([10.0, 20.0], dtype="float32")
