@@ -52,17 +52,6 @@ impl PyArray {
         crate::capsule::new_capsule(py, t.into_raw())
     }
 
-    /// A reduction of this array over `axis=None | int | sequence`, without the GIL.
-    fn reduced(
-        &self,
-        py: Python<'_>,
-        axis: Option<&Bound<'_, PyAny>>,
-        f: impl Fn(&Array, Axes) -> dlarray::Result<Array> + Send + Sync,
-    ) -> PyResult<PyArray> {
-        let axes = axes_arg(axis)?;
-        py.detach(|| f(&self.0, axes)).map(PyArray).map_err(to_py)
-    }
-
     pub(crate) fn bin(
         &self,
         py: Python<'_>,
@@ -225,6 +214,13 @@ impl PyArray {
         }
     }
 
+    /// Above NumPy's 0: NumPy's operators give way to ours, so `ndarray + Array` and
+    /// `np.float32(2) * Array` are computed here and give an Array (they gave an ndarray,
+    /// through a host copy), as with JAX's arrays (100) and PyTorch's tensors.
+    #[classattr]
+    #[allow(non_upper_case_globals)]
+    const __array_priority__: f64 = 100.0;
+
     /// NumPy's conversion protocol: a zero-copy view where the memory allows.
     #[pyo3(signature = (dtype=None, copy=None))]
     fn __array__<'py>(
@@ -296,27 +292,70 @@ impl PyArray {
         .map_err(to_py)
     }
 
-    #[pyo3(signature = (axis=None))]
-    fn sum(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
-        let axes = axes_arg(axis)?;
-        py.detach(|| self.0.sum(axes)).map(PyArray).map_err(to_py)
+    // The reductions take NumPy's method keywords, so that NumPy's functions work on a
+    // dlarray array and return one (`np.sum(x)` calls `x.sum(axis=None, dtype=None,
+    // out=None)`; it raised "unexpected keyword argument 'out'"), as JAX's arrays do. `out`
+    // must be None: arrays are immutable.
+    #[pyo3(signature = (axis=None, dtype=None, out=None, keepdims=false))]
+    fn sum(
+        slf: PyRef<'_, Self>,
+        axis: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<PyArray> {
+        no_out(out)?;
+        crate::functions::sum(slf.py(), slf, axis, dtype, keepdims)
     }
-
-    #[pyo3(signature = (axis=None))]
-    fn mean(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
-        self.reduced(py, axis, |a, ax| a.mean(ax))
+    #[pyo3(signature = (axis=None, dtype=None, out=None, keepdims=false))]
+    fn prod(
+        slf: PyRef<'_, Self>,
+        axis: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<PyArray> {
+        no_out(out)?;
+        crate::functions::prod(slf.py(), slf, axis, dtype, keepdims)
     }
-    #[pyo3(signature = (axis=None))]
-    fn max(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
-        self.reduced(py, axis, |a, ax| a.max(ax))
+    /// `dtype=` computes the mean in that dtype, as NumPy's.
+    #[pyo3(signature = (axis=None, dtype=None, out=None, keepdims=false))]
+    fn mean(
+        slf: PyRef<'_, Self>,
+        axis: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<PyArray> {
+        no_out(out)?;
+        let py = slf.py();
+        match dtype {
+            Some(d) => {
+                let x = Bound::new(py, slf.astype(py, d, false)?)?;
+                crate::functions::mean(py, x.borrow(), axis, keepdims)
+            }
+            None => crate::functions::mean(py, slf, axis, keepdims),
+        }
     }
-    #[pyo3(signature = (axis=None))]
-    fn min(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
-        self.reduced(py, axis, |a, ax| a.min(ax))
+    #[pyo3(signature = (axis=None, out=None, keepdims=false))]
+    fn max(
+        slf: PyRef<'_, Self>,
+        axis: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<PyArray> {
+        no_out(out)?;
+        crate::functions::max(slf.py(), slf, axis, keepdims)
     }
-    #[pyo3(signature = (axis=None))]
-    fn prod(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
-        self.reduced(py, axis, |a, ax| a.prod(ax))
+    #[pyo3(signature = (axis=None, out=None, keepdims=false))]
+    fn min(
+        slf: PyRef<'_, Self>,
+        axis: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<PyArray> {
+        no_out(out)?;
+        crate::functions::min(slf.py(), slf, axis, keepdims)
     }
     fn __round__(&self, py: Python<'_>) -> PyResult<PyArray> {
         py.detach(|| self.0.round()).map(PyArray).map_err(to_py)
@@ -327,32 +366,52 @@ impl PyArray {
     fn __ceil__(&self, py: Python<'_>) -> PyResult<PyArray> {
         py.detach(|| self.0.ceil()).map(PyArray).map_err(to_py)
     }
-    #[pyo3(signature = (axis=None))]
-    fn any(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
-        self.reduced(py, axis, |a, ax| a.any(ax))
+    #[pyo3(signature = (axis=None, out=None, keepdims=false))]
+    fn any(
+        slf: PyRef<'_, Self>,
+        axis: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<PyArray> {
+        no_out(out)?;
+        crate::functions::any(slf.py(), slf, axis, keepdims)
     }
-    #[pyo3(signature = (axis=None))]
-    fn all(&self, py: Python<'_>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
-        self.reduced(py, axis, |a, ax| a.all(ax))
+    #[pyo3(signature = (axis=None, out=None, keepdims=false))]
+    fn all(
+        slf: PyRef<'_, Self>,
+        axis: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        keepdims: bool,
+    ) -> PyResult<PyArray> {
+        no_out(out)?;
+        crate::functions::all(slf.py(), slf, axis, keepdims)
     }
-    /// Variance; `correction` is the array API's name for NumPy's `ddof`.
-    #[pyo3(signature = (axis=None, *, correction=0.0))]
+    /// Variance; `correction` is the array API's name for NumPy's `ddof` (either may be
+    /// given).
+    #[pyo3(signature = (axis=None, dtype=None, out=None, ddof=None, keepdims=false, *, correction=None))]
     fn var(
-        &self,
-        py: Python<'_>,
+        slf: PyRef<'_, Self>,
         axis: Option<&Bound<'_, PyAny>>,
-        correction: f64,
+        dtype: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        ddof: Option<f64>,
+        keepdims: bool,
+        correction: Option<f64>,
     ) -> PyResult<PyArray> {
-        self.reduced(py, axis, |a, ax| a.var(ax, correction))
+        spread_method(slf, axis, dtype, out, ddof, keepdims, correction, false)
     }
-    #[pyo3(signature = (axis=None, *, correction=0.0))]
+    /// Standard deviation, with `var`'s keywords.
+    #[pyo3(signature = (axis=None, dtype=None, out=None, ddof=None, keepdims=false, *, correction=None))]
     fn std(
-        &self,
-        py: Python<'_>,
+        slf: PyRef<'_, Self>,
         axis: Option<&Bound<'_, PyAny>>,
-        correction: f64,
+        dtype: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+        ddof: Option<f64>,
+        keepdims: bool,
+        correction: Option<f64>,
     ) -> PyResult<PyArray> {
-        self.reduced(py, axis, |a, ax| a.std(ax, correction))
+        spread_method(slf, axis, dtype, out, ddof, keepdims, correction, true)
     }
     #[pyo3(signature = (min=None, max=None))]
     fn clip(
@@ -384,6 +443,11 @@ impl PyArray {
     }
     fn __matmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyArray> {
         self.matmul(py, other)
+    }
+    /// `other @ self`, for the producers whose own `@` gives way to ours (an ndarray).
+    fn __rmatmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        let o = operand(&self.0, other)?;
+        py.detach(|| o.matmul(&self.0)).map(PyArray).map_err(to_py)
     }
     fn __lshift__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
         self.bin(py, BinaryOp::LeftShift, o, false)
@@ -753,5 +817,48 @@ fn nested(
             }
             Ok(list.unbind())
         }
+    }
+}
+
+/// `out=` of NumPy's methods: only None (dlarray arrays are immutable).
+fn no_out(out: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    match out {
+        Some(o) if !o.is_none() => Err(PyTypeError::new_err(
+            "out= is not supported: dlarray arrays are immutable (out must be None)",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `var` (or `std`) as a method, with NumPy's `ddof` or the array API's `correction`.
+#[allow(clippy::too_many_arguments)]
+fn spread_method(
+    slf: PyRef<'_, PyArray>,
+    axis: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    out: Option<&Bound<'_, PyAny>>,
+    ddof: Option<f64>,
+    keepdims: bool,
+    correction: Option<f64>,
+    std: bool,
+) -> PyResult<PyArray> {
+    no_out(out)?;
+    let correction = match (ddof, correction) {
+        (Some(_), Some(_)) => {
+            return Err(PyValueError::new_err(
+                "ddof and correction are the same argument: give one",
+            ));
+        }
+        (d, c) => d.or(c).unwrap_or(0.0),
+    };
+    let py = slf.py();
+    let x = match dtype {
+        Some(d) => Bound::new(py, slf.astype(py, d, false)?)?.borrow(),
+        None => slf,
+    };
+    if std {
+        crate::functions::std_dev(py, x, axis, correction, keepdims)
+    } else {
+        crate::functions::var(py, x, axis, correction, keepdims)
     }
 }

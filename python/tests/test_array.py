@@ -66,6 +66,34 @@ def test_asarray_with_a_dtype_converts_python_scalars_as_numpy():
         dlarray.asarray([2**64])
 
 
+def test_numpy_functions_and_operators_on_arrays_give_arrays():
+    """NumPy's reductions call the array's methods with NumPy's keywords (`np.sum(x)` raised
+    "unexpected keyword argument 'out'"), and NumPy's operators give way to an Array's
+    (`ndarray + Array` gave an ndarray through a host copy), as with JAX's arrays."""
+    a = dlarray.asarray([[1.0, 2.0], [3.0, 5.0]], dtype="float32")
+    n = np.asarray(a)
+    for f in [lambda m, x: m.sum(x), lambda m, x: m.sum(x, axis=0, keepdims=True),
+              lambda m, x: m.prod(x, axis=1), lambda m, x: m.mean(x, dtype=np.float64),
+              lambda m, x: m.max(x), lambda m, x: m.min(x, axis=1, keepdims=True),
+              lambda m, x: m.any(x > 4), lambda m, x: m.all(x > 0, axis=0),
+              lambda m, x: m.std(x, ddof=1), lambda m, x: m.var(x, axis=1),
+              lambda m, x: m.std(x, correction=1), lambda m, x: x.sum(dtype="float64")]:
+        got, want = f(np, a), f(np, n)
+        assert isinstance(got, dlarray.Array)
+        assert got.dtype == str(want.dtype) and got.shape == np.shape(want)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    with pytest.raises(TypeError, match="immutable"):
+        np.sum(a, out=np.zeros((), np.float32))
+    with pytest.raises(ValueError, match="give one"):
+        a.var(ddof=1, correction=1)
+    for f in [lambda x: n + x, lambda x: np.float32(2) * x, lambda x: n @ x,
+              lambda x: n ** x, lambda x: n < x, lambda x: n // x, lambda x: n - x]:
+        got, want = f(a), f(n)
+        assert isinstance(got, dlarray.Array), f
+        assert got.dtype == str(want.dtype)
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
 def test_operators_with_arrays_and_scalars():
     a = dlarray.asarray([[1.0, 2.0], [3.0, 4.0]], dtype="float32")
     b = dlarray.asarray([10.0, 20.0], dtype="float32")
