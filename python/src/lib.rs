@@ -12,6 +12,7 @@ mod functions;
 mod indexing;
 mod info;
 mod joins;
+mod methods;
 mod operand;
 mod random;
 mod sorting;
@@ -495,5 +496,6 @@ fn dlarray_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     for d in dlarray::DType::ALL {
         m.add(d.name(), dtype_arg::dtype_obj(m.py(), d)?)?;
     }
+    methods::install(m)?;
     Ok(())
 }

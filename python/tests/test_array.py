@@ -94,6 +94,38 @@ def test_numpy_functions_and_operators_on_arrays_give_arrays():
         np.testing.assert_array_equal(np.asarray(got), want)
 
 
+def test_numpy_and_jax_style_methods_match_numpy():
+    """argmax, cumsum, ravel, transpose, copy, round, take, dot, real, nbytes & co.: the
+    methods NumPy's and JAX's arrays have, each the module function of the same meaning."""
+    n = np.array([[3.0, 1.0, 2.0], [0.5, 5.0, -1.0]], np.float32)
+    a = dlarray.asarray(n)
+    cases = [
+        lambda x: x.argmax(), lambda x: x.argmax(axis=1), lambda x: x.argmin(0, keepdims=True),
+        lambda x: x.cumsum(), lambda x: x.cumsum(axis=1), lambda x: x.cumprod(0),
+        lambda x: x.ravel(), lambda x: x.transpose(), lambda x: x.transpose(1, 0),
+        lambda x: x.transpose((1, 0)), lambda x: x.swapaxes(0, 1), lambda x: x.copy(),
+        lambda x: x.conj(), lambda x: x.conjugate(), lambda x: (x * 1.2345).round(2),
+        lambda x: (x * 100).round(-1), lambda x: x.repeat(2, axis=0), lambda x: x.take([0, 4]),
+        lambda x: x.take(np.array([2, 0]), axis=1), lambda x: x.nonzero()[1],
+        lambda x: x.dot(x.T), lambda x: x.dot(np.ones(3, np.float32)), lambda x: x.real,
+        lambda x: x.imag, lambda x: x.argsort(axis=0),
+    ]
+    for f in cases:
+        got, want = f(a), f(n)
+        assert isinstance(got, dlarray.Array)
+        assert got.dtype == str(want.dtype) and got.shape == want.shape
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    assert (a.nbytes, a.itemsize) == (n.nbytes, n.itemsize)
+    np.testing.assert_array_equal(np.asarray(a.sort()), np.sort(n))
+    i = np.array([15, 25, -15], np.int32)
+    np.testing.assert_array_equal(np.asarray(dlarray.asarray(i).round(-1)), i.round(-1))
+    x = np.arange(24.0).reshape(2, 3, 4)
+    y = np.arange(40.0).reshape(2, 4, 5)
+    np.testing.assert_allclose(np.asarray(dlarray.asarray(x).dot(dlarray.asarray(y))), x.dot(y))
+    c = a.copy()
+    assert c.unsafe_buffer_pointer() != a.unsafe_buffer_pointer()
+
+
 def test_operators_with_arrays_and_scalars():
     a = dlarray.asarray([[1.0, 2.0], [3.0, 4.0]], dtype="float32")
     b = dlarray.asarray([10.0, 20.0], dtype="float32")
