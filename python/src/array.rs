@@ -59,7 +59,7 @@ impl PyArray {
         other: &Bound<'_, PyAny>,
         swap: bool,
     ) -> PyResult<PyArray> {
-        if let Some(v) = weak_scalar(other)? {
+        if let Some(v) = weak_scalar(other, self.0.dtype())? {
             check_weak_int(self.0.dtype(), op, v)?;
             return py
                 .detach(|| self.0.binary_scalar(op, v, swap))
@@ -569,7 +569,7 @@ impl PyArray {
             C::Gt => BinaryOp::Gt,
             C::Ge => BinaryOp::Ge,
         };
-        if let Some(v) = weak_scalar(other)? {
+        if let Some(v) = weak_scalar(other, self.0.dtype())? {
             let r = py
                 .detach(|| self.0.binary_scalar(bop, v, false))
                 .map_err(to_py)?;

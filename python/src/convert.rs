@@ -72,7 +72,7 @@ fn walk(
 }
 
 /// NumPy's words for an integer that no C integer holds.
-fn too_large() -> PyErr {
+pub(crate) fn too_large() -> PyErr {
     PyOverflowError::new_err("Python int too large to convert to C long")
 }
 

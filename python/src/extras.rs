@@ -89,7 +89,7 @@ pub(crate) fn clipped(
     let mut a = x.clone();
     for (bound, op) in [(min, BinaryOp::Maximum), (max, BinaryOp::Minimum)] {
         let Some(b) = bound else { continue };
-        a = match weak_scalar(b)? {
+        a = match weak_scalar(b, x.dtype())? {
             Some(v) => {
                 let (lo, hi) = if op == BinaryOp::Maximum {
                     (Some(v), None)

@@ -40,22 +40,28 @@ pub(crate) fn shape_arg(shape: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
         .collect()
 }
 
-/// A Python scalar as a dlarray scalar, with the dtype NumPy infers for it.
-fn scalar_arg(v: &Bound<'_, PyAny>) -> PyResult<(Scalar, DType)> {
-    if v.is_instance_of::<PyBool>() {
-        Ok((Scalar::Bool(v.extract()?), DType::Bool))
+/// A Python scalar as a dlarray scalar, and `dtype` or else the dtype NumPy infers for it.
+/// An int past i128 fills only a float or complex dtype (NumPy's object arrays aside).
+fn scalar_arg(v: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<(Scalar, DType)> {
+    let (s, inferred) = if v.is_instance_of::<PyBool>() {
+        (Scalar::Bool(v.extract()?), DType::Bool)
     } else if v.is_instance_of::<PyInt>() {
-        Ok((Scalar::Int(v.extract()?), DType::I64))
+        match crate::operand::py_int(v)? {
+            Ok(i) => (Scalar::Int(i), DType::I64),
+            Err(f) if dtype.is_some_and(DType::is_inexact) => (Scalar::Float(f), DType::F64),
+            Err(_) => return Err(crate::convert::too_large()),
+        }
     } else if v.is_instance_of::<PyFloat>() {
-        Ok((Scalar::Float(v.extract()?), DType::F64))
+        (Scalar::Float(v.extract()?), DType::F64)
     } else if let Ok(c) = v.cast::<pyo3::types::PyComplex>() {
         let c = dlarray::dtype::Complex64::new(c.real(), c.imag());
-        Ok((Scalar::Complex(c), DType::Complex128))
+        (Scalar::Complex(c), DType::Complex128)
     } else {
-        Err(PyTypeError::new_err(
+        return Err(PyTypeError::new_err(
             "fill_value must be a Python bool, int, float or complex",
-        ))
-    }
+        ));
+    };
+    Ok((s, dtype.unwrap_or(inferred)))
 }
 
 /// An int fill value must fit an integer dtype, as NumPy's `full(2, 300, dtype=uint8)`
@@ -124,14 +130,9 @@ pub fn full(
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
-    let (v, inferred) = scalar_arg(fill_value)?;
-    full_on(
-        py,
-        &shape_arg(shape)?,
-        v,
-        dtype_or(dtype, inferred)?,
-        device,
-    )
+    let dtype = dtype.map(dtype_arg).transpose()?;
+    let (v, dtype) = scalar_arg(fill_value, dtype)?;
+    full_on(py, &shape_arg(shape)?, v, dtype, device)
 }
 
 fn like(
@@ -185,7 +186,7 @@ pub fn full_like(
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
-    let (v, _) = scalar_arg(fill_value)?;
+    let (v, _) = scalar_arg(fill_value, Some(dtype_or(dtype, x.0.dtype())?))?;
     like(py, &x, Some(v), dtype, device)
 }
 

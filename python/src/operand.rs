@@ -43,13 +43,20 @@ pub(crate) fn operand(this: &Array, other: &Bound<'_, PyAny>) -> PyResult<Array>
 /// otherwise (`int64 * 2.5` is float64, `float32 * 1j` complex64). NumPy's scalar types
 /// (`np.float64(2)`, a `float` subclass) are strongly typed in NEP 50, and go the array way.
 /// `None` for anything else.
-pub(crate) fn weak_scalar(o: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
+///
+/// `array` is the other operand's dtype: an int past i128 (no integer dtype holds it) is a
+/// float beside a float array, as NumPy converts it there, and beside an integer array an int
+/// out of every range (a comparison has its answer; arithmetic raises in `check_weak_int`).
+pub(crate) fn weak_scalar(o: &Bound<'_, PyAny>, array: DType) -> PyResult<Option<Scalar>> {
     use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
     Ok(Some(if o.is_exact_instance_of::<PyBool>() {
         Scalar::Bool(o.extract()?)
     } else if o.is_exact_instance_of::<PyInt>() {
-        // Past i128 nothing fits any dtype: pyo3 raises OverflowError, as NumPy does.
-        Scalar::Int(o.extract()?)
+        match py_int(o)? {
+            Ok(i) => Scalar::Int(i),
+            Err(f) if array.is_inexact() => Scalar::Float(f),
+            Err(f) => Scalar::Int(if f < 0.0 { i128::MIN } else { i128::MAX }),
+        }
     } else if o.is_exact_instance_of::<PyFloat>() {
         Scalar::Float(o.extract()?)
     } else if let Ok(c) = o.cast_exact::<PyComplex>() {
@@ -59,17 +66,22 @@ pub(crate) fn weak_scalar(o: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     }))
 }
 
+/// A Python int as an `i128`, or (`Err`) as the nearest float when it is past i128 (an
+/// `OverflowError` past float64's range, as Python's `float()`).
+pub(crate) fn py_int(o: &Bound<'_, PyAny>) -> PyResult<Result<i128, f64>> {
+    match o.extract::<i128>() {
+        Ok(i) => Ok(Ok(i)),
+        Err(_) => o.extract::<f64>().map(Err),
+    }
+}
+
 /// NumPy 2's `OverflowError` for a Python int outside the integer dtype it takes as `op`'s
 /// operand (ops that compute integers in float64, as true division, take any int; a
 /// comparison has its answer, `Array::binary_scalar`'s).
 pub(crate) fn check_weak_int(array: DType, op: BinaryOp, s: Scalar) -> PyResult<()> {
     let dtype = weak_operand_dtype(array, op, s);
     match (s, int_overflow(dtype, s)) {
-        (Scalar::Int(i), Some(_)) if !op.is_comparison() => {
-            Err(pyo3::exceptions::PyOverflowError::new_err(format!(
-                "Python integer {i} out of bounds for {dtype}"
-            )))
-        }
+        (Scalar::Int(i), Some(_)) if !op.is_comparison() => crate::convert::int_fits(i, dtype),
         _ => Ok(()),
     }
 }

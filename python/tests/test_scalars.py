@@ -75,6 +75,30 @@ def test_out_of_range_ints_raise_except_in_comparisons():
         dlarray.asarray([1], dtype="int8") + 128
 
 
+def test_ints_past_128_bits_as_numpy():
+    """An int no 128-bit integer holds (2**200) is a float beside a float array, answers a
+    comparison and raises NumPy's OverflowError in integer arithmetic: it raised pyo3's
+    "int too big to convert" everywhere."""
+    big = 2**200
+    f, i = np.array([1.0, 2.0]), np.array([1, 2])
+    df, di = dlarray.asarray(f), dlarray.asarray(i)
+    for got, want in [(df + big, f + big), (big * df, big * f), (di == big, i == big),
+                      (di > -big, i > -big), (dlarray.maximum(df, big), np.maximum(f, big)),
+                      (dlarray.full(2, big, dtype="float64"), np.full(2, big, dtype=np.float64)),
+                      (dlarray.full_like(df, big), np.full_like(f, big)),
+                      (dlarray.asarray([1j]) + big, np.array([1j]) + big)]:
+        assert got.dtype == str(want.dtype)
+        np.testing.assert_array_equal(np.asarray(got), want)
+    for make in [lambda m, x: x + big, lambda m, x: x + 2**64, lambda m, x: m.full_like(x, big)]:
+        with pytest.raises(OverflowError) as numpy_error:
+            make(np, i)
+        with pytest.raises(OverflowError) as ours:
+            make(dlarray, di)
+        assert str(ours.value) == str(numpy_error.value)
+    with pytest.raises(OverflowError, match="too large"):
+        dlarray.full(2, big)
+
+
 def test_bool_arithmetic_follows_numpy():
     """+ and maximum are or, * and minimum and; floor division, remainder and powers
     compute in int8; subtraction is refused (dlarray refused all of these)."""
