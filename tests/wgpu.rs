@@ -427,6 +427,21 @@ fn promotion_to_64_bits_computes_in_32_for_every_promoting_op() {
         let chosen = mask.where_cond(&i, &f).unwrap();
         assert_eq!(chosen.dtype(), DType::F32);
         assert_eq!(chosen.to_vec::<f32>().unwrap(), [1.0, 0.25, 2.0, 4.0]);
+        // A Python-style int beside a bool array: int64 on the CPU, int32 here.
+        let b = Array::from_slice_on(&[true, false], &[2], &dev).unwrap();
+        let sum = b
+            .binary_scalar(BinaryOp::Add, Scalar::Int(2), false)
+            .unwrap();
+        assert_eq!(sum.dtype(), DType::I32);
+        assert_eq!(sum.to_vec::<i32>().unwrap(), [3, 2]);
+        let eq = b
+            .binary_scalar(BinaryOp::Eq, Scalar::Int(1), false)
+            .unwrap();
+        assert_eq!(eq.to_vec::<bool>().unwrap(), [true, false]);
+        let far = b
+            .binary_scalar(BinaryOp::Lt, Scalar::Int(1 << 40), false)
+            .unwrap();
+        assert_eq!(far.to_vec::<bool>().unwrap(), [true, true]);
         let joined = Array::concatenate(&[&i, &u, &i], 0).unwrap();
         assert_eq!(joined.dtype(), DType::I32);
         assert_eq!(joined.shape(), [6, 2]);

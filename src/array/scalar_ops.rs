@@ -86,10 +86,12 @@ impl Array {
     /// scalar (see the module docs). The scalar is made on this array's first device.
     pub fn binary_scalar(&self, op: BinaryOp, value: Scalar, scalar_first: bool) -> Result<Array> {
         let mut dtype = weak_operand_dtype(self.dtype(), op, value);
-        if dtype == DType::F64 && self.dtype() != DType::F64 {
-            // A float scalar with an integer array, or a true division: float32 where the
-            // devices have no 64-bit kernels (see `Array::binary`).
-            dtype = self.on_devices(DType::F64);
+        if matches!(dtype, DType::F64 | DType::I64) && self.dtype() != dtype {
+            // A float scalar with an integer array, a true division, an int with a bool
+            // array: 32 bits where the devices have no 64-bit kernels (see `Array::binary`).
+            // A comparison stays exact: an int outside int32 is answered below, as any
+            // int outside the array's range.
+            dtype = self.on_devices(dtype);
         }
         if let (Scalar::Int(i), Some(side)) = (value, int_overflow(dtype, value)) {
             if let Some(answer) = out_of_range_comparison(op, side, scalar_first) {
