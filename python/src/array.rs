@@ -60,7 +60,7 @@ impl PyArray {
         swap: bool,
     ) -> PyResult<PyArray> {
         if let Some(v) = weak_scalar(other, self.0.dtype())? {
-            check_weak_int(self.0.dtype(), op, v)?;
+            check_weak_int(self.0.dtype(), op, v, swap)?;
             return py
                 .detach(|| self.0.binary_scalar(op, v, swap))
                 .map(PyArray)

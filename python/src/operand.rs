@@ -78,8 +78,25 @@ pub(crate) fn py_int(o: &Bound<'_, PyAny>) -> PyResult<Result<i128, f64>> {
 /// NumPy 2's `OverflowError` for a Python int outside the integer dtype it takes as `op`'s
 /// operand (ops that compute integers in float64, as true division, take any int; a
 /// comparison has its answer, `Array::binary_scalar`'s).
-pub(crate) fn check_weak_int(array: DType, op: BinaryOp, s: Scalar) -> PyResult<()> {
+///
+/// And NumPy's `ValueError` for an integer array raised to a negative int (`scalar_first`:
+/// the int is the base, which may be anything): the kernels give C's truncated 1/x^n, 0 for
+/// |x| > 1, a silent answer where NumPy and PyTorch refuse.
+pub(crate) fn check_weak_int(
+    array: DType,
+    op: BinaryOp,
+    s: Scalar,
+    scalar_first: bool,
+) -> PyResult<()> {
     let dtype = weak_operand_dtype(array, op, s);
+    if let (BinaryOp::Pow, Scalar::Int(i), false) = (op, s, scalar_first)
+        && i < 0
+        && dtype.is_integer()
+    {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "Integers to negative integer powers are not allowed.",
+        ));
+    }
     match (s, int_overflow(dtype, s)) {
         (Scalar::Int(i), Some(_)) if !op.is_comparison() => crate::convert::int_fits(i, dtype),
         _ => Ok(()),

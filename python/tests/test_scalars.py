@@ -75,6 +75,24 @@ def test_out_of_range_ints_raise_except_in_comparisons():
         dlarray.asarray([1], dtype="int8") + 128
 
 
+def test_integer_arrays_to_negative_int_powers_raise_as_numpy():
+    n = np.array([1, 2, -3], np.int32)
+    d = dlarray.asarray(n)
+    for f in [lambda x: x ** -1, lambda x: x ** -2]:
+        with pytest.raises(ValueError) as numpy_error:
+            f(n)
+        with pytest.raises(ValueError) as ours:
+            f(d)
+        assert str(ours.value) == str(numpy_error.value)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        dlarray.pow(d, -1)
+    # A negative base is fine, and a float exponent computes in floats.
+    for f in [lambda x: (-2) ** abs(x), lambda x: x ** -1.0, lambda x: x ** 2]:
+        got, want = f(d), f(n)
+        assert got.dtype == str(want.dtype)
+        np.testing.assert_allclose(np.asarray(got), want)
+
+
 def test_ints_past_128_bits_as_numpy():
     """An int no 128-bit integer holds (2**200) is a float beside a float array, answers a
     comparison and raises NumPy's OverflowError in integer arithmetic: it raised pyo3's
