@@ -221,6 +221,39 @@ impl PyArray {
     #[allow(non_upper_case_globals)]
     const __array_priority__: f64 = 100.0;
 
+    /// The elements' bytes, row-major, in the machine's byte order (NumPy's `tobytes()`).
+    fn tobytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let b = py.detach(|| self.0.to_bytes()).map_err(to_py)?;
+        Ok(pyo3::types::PyBytes::new(py, &b))
+    }
+
+    /// Pickling: the bytes, dtype and shape (`dlarray._from_bytes` rebuilds the array on the
+    /// default device of the process that unpickles it, as JAX's arrays do).
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(
+        Bound<'py, PyAny>,
+        (Bound<'py, pyo3::types::PyBytes>, &'static str, Vec<usize>),
+    )> {
+        let py = slf.py();
+        let rebuild = py.import("dlarray")?.getattr("_from_bytes")?;
+        let a = slf.get();
+        let shape = a.0.shape().to_vec();
+        Ok((rebuild, (a.tobytes(py)?, a.0.dtype().name(), shape)))
+    }
+
+    /// `copy.copy`: fresh memory, as NumPy's (a DLPack consumer may write into an array's
+    /// memory, so the handle alone would not do).
+    fn __copy__(&self, py: Python<'_>) -> PyResult<PyArray> {
+        py.detach(|| self.0.deep_copy()).map(PyArray).map_err(to_py)
+    }
+
+    /// `copy.deepcopy`: as `copy.copy` (an array holds no Python objects).
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        self.__copy__(py)
+    }
+
     /// NumPy's conversion protocol: a zero-copy view where the memory allows.
     #[pyo3(signature = (dtype=None, copy=None))]
     fn __array__<'py>(
@@ -356,9 +389,6 @@ impl PyArray {
     ) -> PyResult<PyArray> {
         no_out(out)?;
         crate::functions::min(slf.py(), slf, axis, keepdims)
-    }
-    fn __round__(&self, py: Python<'_>) -> PyResult<PyArray> {
-        py.detach(|| self.0.round()).map(PyArray).map_err(to_py)
     }
     fn __floor__(&self, py: Python<'_>) -> PyResult<PyArray> {
         py.detach(|| self.0.floor()).map(PyArray).map_err(to_py)

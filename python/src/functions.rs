@@ -564,7 +564,29 @@ pub fn astype(
 }
 
 /// Adds every function of this file to the module.
+/// Unpickling (`Array.__reduce__`): the array of `dtype` and `shape` whose row-major bytes
+/// are `data` (`Array.tobytes()`), on `device` or the default device.
+#[pyfunction]
+#[pyo3(name = "_from_bytes", signature = (data, dtype, shape, device=None))]
+pub fn from_bytes(
+    py: Python<'_>,
+    data: &[u8],
+    dtype: &Bound<'_, PyAny>,
+    shape: Vec<usize>,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
+    let dtype = dtype_arg(dtype)?;
+    let device = match device {
+        Some(d) => device_arg(d)?,
+        None => dlarray::default_device().map_err(to_py)?,
+    };
+    py.detach(|| Array::from_bytes_on(data, dtype, &shape, &device))
+        .map(PyArray)
+        .map_err(to_py)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(from_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(zeros, m)?)?;
     m.add_function(wrap_pyfunction!(ones, m)?)?;
     m.add_function(wrap_pyfunction!(full, m)?)?;

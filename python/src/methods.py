@@ -95,8 +95,27 @@ def install(Array, m):
             return m.matmul(self, other)
         return m.tensordot(self, other, axes=([-1], [-2 if other.ndim > 1 else -1]))
 
+    def __round__(self, ndigits=None):
+        """Python's round(x) and round(x, n): an array, as NumPy's."""
+        return round(self, ndigits or 0)
+
+    def __divmod__(self, other):
+        return self // other, self % other
+
+    def __rdivmod__(self, other):
+        return other // self, other % self
+
+    def __format__(self, spec):
+        """f"{x:.3f}" of a 0-d array formats its value, as NumPy's; str(x) without a spec."""
+        if not spec:
+            return str(self)
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        raise TypeError("unsupported format string passed to dlarray.Array.__format__")
+
     for f in (argmax, argmin, sort, argsort, cumsum, cumprod, ravel, transpose, swapaxes,
-              copy, conj, round, repeat, take, nonzero, dot):
+              copy, conj, round, repeat, take, nonzero, dot, __round__, __divmod__,
+              __rdivmod__, __format__):
         f.__qualname__ = "Array." + f.__name__
         setattr(Array, f.__name__, f)
     Array.conjugate = conj

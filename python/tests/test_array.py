@@ -126,6 +126,38 @@ def test_numpy_and_jax_style_methods_match_numpy():
     assert c.unsafe_buffer_pointer() != a.unsafe_buffer_pointer()
 
 
+def test_pickle_copy_format_round_divmod_and_tobytes():
+    """What Python's own protocols ask of an array: pickle and copy.copy/deepcopy (they raised
+    "cannot pickle 'dlarray.Array'"), format specs of a 0-d array, round(x, n), divmod, and
+    NumPy's tobytes()."""
+    import copy
+    import pickle
+
+    for dt in ["bool", "int8", "uint16", "int64", "float16", "bfloat16", "float32",
+               "complex128"]:
+        a = dlarray.asarray([[0, 1, 1], [1, 0, 1]], dtype=dt).T
+        for b in (pickle.loads(pickle.dumps(a)), copy.copy(a), copy.deepcopy(a)):
+            assert (b.dtype, b.shape) == (a.dtype, a.shape)
+            assert b.tobytes() == a.tobytes()
+            assert b.unsafe_buffer_pointer() != a.unsafe_buffer_pointer()
+    n = np.arange(6, dtype=np.float32).reshape(2, 3).T
+    assert dlarray.asarray(n).tobytes() == n.tobytes()
+    x = dlarray.asarray(2.0 / 3.0)
+    assert f"{x:.3f}" == "0.667" and f"{x}" == str(x)
+    with pytest.raises(TypeError, match="unsupported format string"):
+        f"{dlarray.asarray([1.0]):.3f}"
+    np.testing.assert_array_equal(np.asarray(round(dlarray.asarray([1.26, 2.5]), 1)), [1.3, 2.5])
+    np.testing.assert_array_equal(np.asarray(round(dlarray.asarray([1.5, 2.5]))), [2.0, 2.0])
+    q, r = divmod(dlarray.asarray([7, -7]), 3)
+    assert (q.tolist(), r.tolist()) == ([2, -3], [1, 2])
+    q, r = divmod(7, dlarray.asarray([2, -2]))
+    assert (q.tolist(), r.tolist()) == ([3, -4], [1, -1])
+    with pytest.raises(ValueError, match="not a bool"):
+        dlarray._from_bytes(b"\x02", "bool", [1])
+    with pytest.raises(ValueError):
+        dlarray._from_bytes(b"\x00" * 3, "float32", [1])
+
+
 def test_operators_with_arrays_and_scalars():
     a = dlarray.asarray([[1.0, 2.0], [3.0, 4.0]], dtype="float32")
     b = dlarray.asarray([10.0, 20.0], dtype="float32")

@@ -5,6 +5,7 @@
 //! (`Layout`) of a backend buffer covering the slice of the global array the sharding gives
 //! that device.
 
+mod bytes;
 mod composed;
 pub(crate) mod foreign;
 pub mod format;
