@@ -299,6 +299,14 @@ impl PyArray {
         crate::indexing::get(&self.0, key).map(PyArray)
     }
 
+    /// Arrays are immutable (as JAX's): the message says what to write instead.
+    fn __setitem__(&self, _key: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(PyTypeError::new_err(
+            "dlarray arrays are immutable and do not support item assignment: instead of \
+             x[idx] = y, build the new array, e.g. x = dlarray.where(mask, y, x)",
+        ))
+    }
+
     fn __len__(&self) -> PyResult<usize> {
         self.0
             .shape()

@@ -152,6 +152,8 @@ def test_pickle_copy_format_round_divmod_and_tobytes():
     assert (q.tolist(), r.tolist()) == ([2, -3], [1, 2])
     q, r = divmod(7, dlarray.asarray([2, -2]))
     assert (q.tolist(), r.tolist()) == ([3, -4], [1, -1])
+    with pytest.raises(TypeError, match="immutable.*dlarray.where"):
+        x[()] = 1.0
     with pytest.raises(ValueError, match="not a bool"):
         dlarray._from_bytes(b"\x02", "bool", [1])
     with pytest.raises(ValueError):
