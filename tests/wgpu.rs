@@ -515,6 +515,54 @@ fn deep_copies_of_every_stored_dtype() {
     }
 }
 
+/// Index results computed on the host (argsort, searchsorted, nonzero, unique_all) come back
+/// as the device's index dtype, int32 without 64-bit kernels as argmax's: they came back
+/// int64, which wgpu could neither add to nor compare ("does not support sub on int64"),
+/// and `take` cast its indices to int64 where they were, which wgpu refused too.
+#[test]
+fn host_computed_indices_are_int32_without_64_bit_kernels_and_usable() {
+    for dev in gpus() {
+        if dev.kernel_dtypes().contains(&DType::I64) {
+            continue;
+        }
+        let x = Array::from_slice_on(&[3.0f32, 1.0, 2.0, 1.0], &[4], &dev).unwrap();
+        let order = x.argsort(0, false).unwrap();
+        let sorted = x.sort(0, false).unwrap();
+        let at = sorted.searchsorted(&x, true).unwrap();
+        let nz = x
+            .binary_scalar(BinaryOp::Gt, Scalar::Float(1.5), false)
+            .unwrap()
+            .nonzero()
+            .unwrap();
+        let [_, first, inverse, counts] = x.unique_all().unwrap();
+        for (what, a) in [
+            ("argsort", &order),
+            ("searchsorted", &at),
+            ("nonzero", &nz[0]),
+            ("first", &first),
+            ("inverse", &inverse),
+            ("counts", &counts),
+        ] {
+            assert_eq!(
+                (a.dtype(), a.devices()),
+                (DType::I32, vec![dev.clone()]),
+                "{what}"
+            );
+        }
+        assert_eq!(order.to_vec::<i32>().unwrap(), [1, 3, 2, 0]);
+        let back = (&at - 1i32).unwrap();
+        assert_eq!(back.to_vec::<i32>().unwrap(), [3, 1, 2, 1]);
+        assert_eq!(
+            x.take(&order, Some(0)).unwrap().to_vec::<f32>().unwrap(),
+            [1.0, 1.0, 2.0, 3.0]
+        );
+        assert_eq!(counts.to_vec::<i32>().unwrap(), [2, 1, 1]);
+    }
+    // On the CPU, int64 as NumPy's.
+    let x = Array::from_vec(vec![3.0f32, 1.0], &[2]).unwrap();
+    assert_eq!(x.argsort(0, false).unwrap().dtype(), DType::I64);
+}
+
 /// The transcendental functions against the CPU's at every scale: drivers' own are accurate
 /// only in absolute terms near 0 (llvmpipe's tanh(1e-30) was 3e-8, expm1(1e-6) 5 % off,
 /// asinh(2e19) inf, atan(0.03) 2e-5 off), and their fmod and pow leave IEEE's edges open

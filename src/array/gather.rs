@@ -3,7 +3,7 @@
 //! array's first device (one read and one write, whatever the backend).
 
 use super::Array;
-use crate::dtype::DType;
+use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::layout::{axis_last, inverse_permutation, normalize_axis};
 
@@ -16,9 +16,18 @@ fn indices_in(indices: &Array, n: usize) -> Result<Vec<usize>> {
             got: indices.dtype(),
         });
     }
-    indices
-        .astype(DType::I64)?
-        .to_vec::<i64>()?
+    // Read in their own dtype: a cast to int64 first would run where they are, and a device
+    // without 64-bit kernels (wgpu, whose index results are int32) refuses it.
+    let values: Vec<i64> = crate::with_dtype!(indices.dtype(), T => indices
+        .to_vec::<T>()?
+        .into_iter()
+        .map(|x| match x.to_scalar() {
+            // Past i64 is past any axis: out of range below.
+            crate::Scalar::Int(i) => i64::try_from(i).unwrap_or(i64::MAX),
+            _ => 0,
+        })
+        .collect());
+    values
         .into_iter()
         .map(|i| {
             let j = if i < 0 { i + n as i64 } else { i };
@@ -141,7 +150,7 @@ impl Array {
             .into_iter()
             .map(|v| {
                 let n = v.len();
-                Array::from_vec(v, &[n])?.device_put(&home)
+                self.indices_on(Array::from_vec(v, &[n])?, &home)
             })
             .collect()
     }

@@ -7,6 +7,7 @@
 //! imaginary part; `false < true`. Every sort is stable.
 
 use super::Array;
+use super::sharding::Sharding;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::layout::{axis_last, inverse_permutation, normalize_axis};
@@ -79,12 +80,20 @@ impl Array {
         Array::from_vec(data, &moved)?.permute(&inverse_permutation(perm))
     }
 
-    /// The indices that sort the array along `axis` (stable), as int64: the array API's
-    /// `argsort(x, axis=-1, descending=False, stable=True)`.
+    /// Indices computed on the host (int64) as this array's devices take them: int32 where
+    /// they have no 64-bit kernels, as `argmax` gives them there (JAX without x64): int64
+    /// indices on wgpu could not be added to or compared there.
+    pub(super) fn indices_on(&self, host: Array, place: &Sharding) -> Result<Array> {
+        host.astype(self.on_devices(DType::I64))?.device_put(place)
+    }
+
+    /// The indices that sort the array along `axis` (stable), as int64 (int32 on devices
+    /// without 64-bit kernels): the array API's `argsort(x, axis=-1, descending=False,
+    /// stable=True)`.
     pub fn argsort(&self, axis: isize, descending: bool) -> Result<Array> {
         let axis = normalize_axis(axis, self.ndim().max(1))?;
         if self.ndim() == 0 {
-            return Array::from_vec(vec![0i64], &[])?.device_put(&self.first_place());
+            return self.indices_on(Array::from_vec(vec![0i64], &[])?, &self.first_place());
         }
         let out = crate::with_dtype!(self.dtype(), T => {
             let (data, n, perm) = self.rows_along::<T>(axis)?;
@@ -99,7 +108,7 @@ impl Array {
             }
             self.rows_back(idx, &perm)?
         });
-        out.device_put(self.sharding())
+        self.indices_on(out, self.sharding())
     }
 
     /// The array sorted along `axis` (stable), as the array API's `sort`.
@@ -142,7 +151,7 @@ impl Array {
                 .collect();
             Array::from_vec(at, values.shape())?
         });
-        out.device_put(&values.first_place())
+        values.indices_on(out, &values.first_place())
     }
 
     /// The array API's `unique_all`: the distinct values, sorted (each NaN distinct, as the
@@ -181,9 +190,9 @@ impl Array {
         let shape: Vec<isize> = self.shape().iter().map(|&n| n as isize).collect();
         Ok([
             values.device_put(&place)?,
-            first.device_put(&place)?,
-            inverse.reshape(&shape)?.device_put(&place)?,
-            counts.device_put(&place)?,
+            self.indices_on(first, &place)?,
+            self.indices_on(inverse.reshape(&shape)?, &place)?,
+            self.indices_on(counts, &place)?,
         ])
     }
 
