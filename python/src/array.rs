@@ -303,7 +303,7 @@ impl PyArray {
     fn __setitem__(&self, _key: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
         Err(PyTypeError::new_err(
             "dlarray arrays are immutable and do not support item assignment: instead of \
-             x[idx] = y, build the new array, e.g. x = dlarray.where(mask, y, x)",
+             x[idx] = y, use x = x.at[idx].set(y) (or dlarray.where(mask, y, x))",
         ))
     }
 

@@ -113,6 +113,67 @@ def install(Array, m):
             return format(self.item(), spec)
         raise TypeError("unsupported format string passed to dlarray.Array.__format__")
 
+    class _Updates:
+        """`x.at[idx]`: the array `x` with the elements `x[idx]` selects replaced (`set`) or
+        increased (`add`), as JAX's functional updates (arrays are immutable). Any index
+        `x[idx]` takes works; where it selects an element twice, `set` keeps the last value
+        (as NumPy's assignment) and `add` adds every one (as JAX's)."""
+
+        def __init__(self, x, idx):
+            self.x, self.idx = x, idx
+
+        def get(self):
+            return self.x[self.idx]
+
+        def _scatter(self, y):
+            # The flat positions idx selects, sorted (stably: duplicates keep their order),
+            # with y broadcast over them; per flat position of x, the run of selections at it.
+            x = self.x
+            device = x.device
+            # int32 positions where they fit: devices without 64-bit kernels (wgpu) take them.
+            it = m.int32 if x.size < 2**31 else m.int64
+            pos = m.reshape(m.arange(x.size, dtype=it, device=device), x.shape)[self.idx]
+            if not isinstance(y, Array):
+                y = m.asarray(y, dtype=x.dtype, device=device)
+            y = m.broadcast_to(y.astype(x.dtype, copy=False), pos.shape)
+            pos, y = m.reshape(pos, (-1,)), m.reshape(y, (-1,))
+            order = m.argsort(pos, stable=True)
+            pos, y = m.take(pos, order), m.take(y, order)
+            every = m.arange(x.size, dtype=it, device=device)
+            lo = m.searchsorted(pos, every, side="left")
+            hi = m.searchsorted(pos, every, side="right")
+            return pos, y, lo, hi
+
+        def set(self, y):
+            x = self.x
+            pos, y, lo, hi = self._scatter(y)
+            if pos.size == 0:
+                return x
+            last = m.take(y, m.clip(hi - 1, 0, pos.size - 1))
+            hit = m.reshape(hi > lo, x.shape)
+            return m.where(hit, m.reshape(last, x.shape), x)
+
+        def add(self, y):
+            x = self.x
+            pos, y, lo, hi = self._scatter(y)
+            if pos.size == 0:
+                return x
+            # Sums of each run from the running sum (0 before the first element).
+            total = m.concat([m.zeros(1, dtype=y.dtype, device=x.device),
+                              m.cumulative_sum(y, axis=0)])
+            added = m.take(total, hi) - m.take(total, lo)
+            return x + m.reshape(added, x.shape)
+
+    class _At:
+        def __init__(self, x):
+            self.x = x
+
+        def __getitem__(self, idx):
+            return _Updates(self.x, idx)
+
+    Array.at = property(_At, doc="Functional updates, as JAX's: x.at[idx].set(y), "
+                                 ".add(y), .get().")
+
     for f in (argmax, argmin, sort, argsort, cumsum, cumprod, ravel, transpose, swapaxes,
               copy, conj, round, repeat, take, nonzero, dot, __round__, __divmod__,
               __rdivmod__, __format__):

@@ -152,12 +152,40 @@ def test_pickle_copy_format_round_divmod_and_tobytes():
     assert (q.tolist(), r.tolist()) == ([2, -3], [1, 2])
     q, r = divmod(7, dlarray.asarray([2, -2]))
     assert (q.tolist(), r.tolist()) == ([3, -4], [1, -1])
-    with pytest.raises(TypeError, match="immutable.*dlarray.where"):
+    with pytest.raises(TypeError, match=r"immutable.*x.at\[idx\].set\(y\)"):
         x[()] = 1.0
     with pytest.raises(ValueError, match="not a bool"):
         dlarray._from_bytes(b"\x02", "bool", [1])
     with pytest.raises(ValueError):
         dlarray._from_bytes(b"\x00" * 3, "float32", [1])
+
+
+def test_functional_updates_with_at_match_numpy_assignment():
+    """x.at[idx].set(y) / .add(y) / .get(), as JAX's: the array with x[idx] replaced or
+    increased (NumPy's x[idx] = y and np.add.at), for every kind of index."""
+    n = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = dlarray.asarray(n)
+    keys = [(0, 1), (slice(None), 2), (slice(None, None, 2),), (Ellipsis, -1), (1,),
+            np.array([[True, False, True, False]] * 3), (np.array([0, 2, 0]), np.array([1, 1, 1])),
+            (slice(3, 3),), (np.array([-1, 0]),)]
+    for key in keys:
+        shape = n[key].shape
+        for y in [100.0, np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) + 0.5]:
+            dy = dlarray.asarray(y) if isinstance(y, np.ndarray) else y
+            want = n.copy()
+            want[key] = y
+            np.testing.assert_array_equal(np.asarray(a.at[key].set(dy)), want, err_msg=str(key))
+            want = n.copy()
+            np.add.at(want, key, y)
+            np.testing.assert_array_equal(np.asarray(a.at[key].add(dy)), want, err_msg=str(key))
+        np.testing.assert_array_equal(np.asarray(a.at[key].get()), n[key])
+    # The array's dtype, whatever y's; duplicates: set keeps the last, add adds each.
+    i = dlarray.asarray([1, 2, 3], dtype="int32")
+    assert i.at[0].set(9.7).tolist() == [9, 2, 3] and i.at[0].set(9.7).dtype == "int32"
+    assert i.at[dlarray.asarray([0, 0, 2])].add(1).tolist() == [3, 2, 4]
+    assert i.at[dlarray.asarray([0, 0])].set(dlarray.asarray([5, 6])).tolist() == [6, 2, 3]
+    assert dlarray.asarray(5.0).at[()].set(1.0).tolist() == 1.0
+    assert a.tolist() == n.tolist(), "the array itself is unchanged"
 
 
 def test_operators_with_arrays_and_scalars():
