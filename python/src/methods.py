@@ -154,15 +154,19 @@ def install(Array, m):
             return m.where(hit, m.reshape(last, x.shape), x)
 
         def add(self, y):
+            # Round r adds the r-th selection of every position selected more than r times:
+            # each value added in order and in the array's dtype, as np.add.at (a difference
+            # of running sums would lose small values beside large ones, and widen).
             x = self.x
             pos, y, lo, hi = self._scatter(y)
             if pos.size == 0:
                 return x
-            # Sums of each run from the running sum (0 before the first element).
-            total = m.concat([m.zeros(1, dtype=y.dtype, device=x.device),
-                              m.cumulative_sum(y, axis=0)])
-            added = m.take(total, hi) - m.take(total, lo)
-            return x + m.reshape(added, x.shape)
+            count = hi - lo
+            for r in range(int(m.max(count).item())):
+                k = m.clip(lo + r, 0, pos.size - 1)
+                v = m.where(count > r, m.take(y, k), 0)
+                x = x + m.reshape(v, x.shape)
+            return x
 
     class _At:
         def __init__(self, x):

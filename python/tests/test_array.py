@@ -183,6 +183,13 @@ def test_functional_updates_with_at_match_numpy_assignment():
     i = dlarray.asarray([1, 2, 3], dtype="int32")
     assert i.at[0].set(9.7).tolist() == [9, 2, 3] and i.at[0].set(9.7).dtype == "int32"
     assert i.at[dlarray.asarray([0, 0, 2])].add(1).tolist() == [3, 2, 4]
+    assert i.at[dlarray.asarray([0, 0, 2])].add(1).dtype == "int32"
+    u8 = dlarray.asarray([250, 1], dtype="uint8")
+    assert u8.at[dlarray.asarray([0, 0])].add(4).tolist() == [2, 1], "wraps, as np.add.at"
+    # Each value added in order: a small one beside large ones is not lost.
+    f = dlarray.asarray([0.0, 0.0], dtype="float32")
+    big = dlarray.asarray([1e8, 1.0, 1.0], dtype="float32")
+    assert f.at[dlarray.asarray([0, 1, 1])].add(big).tolist() == [1e8, 2.0]
     assert i.at[dlarray.asarray([0, 0])].set(dlarray.asarray([5, 6])).tolist() == [6, 2, 3]
     assert dlarray.asarray(5.0).at[()].set(1.0).tolist() == 1.0
     assert a.tolist() == n.tolist(), "the array itself is unchanged"
