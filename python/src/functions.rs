@@ -585,8 +585,22 @@ pub fn from_bytes(
         .map_err(to_py)
 }
 
+/// `a` laid out as `like` is (its sharding: devices and memory kinds), for results that
+/// Python code composes from ops whose outputs land on one device (`x.at[idx].set(y)`).
+#[pyfunction]
+#[pyo3(name = "_placed_like")]
+pub fn placed_like(
+    py: Python<'_>,
+    a: PyRef<'_, PyArray>,
+    like: PyRef<'_, PyArray>,
+) -> PyResult<PyArray> {
+    let (a, s) = (a.0.clone(), like.0.sharding().clone());
+    py.detach(|| a.device_put(&s)).map(PyArray).map_err(to_py)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(from_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(placed_like, m)?)?;
     m.add_function(wrap_pyfunction!(zeros, m)?)?;
     m.add_function(wrap_pyfunction!(ones, m)?)?;
     m.add_function(wrap_pyfunction!(full, m)?)?;

@@ -117,7 +117,8 @@ def install(Array, m):
         """`x.at[idx]`: the array `x` with the elements `x[idx]` selects replaced (`set`) or
         increased (`add`), as JAX's functional updates (arrays are immutable). Any index
         `x[idx]` takes works; where it selects an element twice, `set` keeps the last value
-        (as NumPy's assignment) and `add` adds every one (as JAX's)."""
+        (as NumPy's assignment) and `add` adds every one (as JAX's). The result has `x`'s
+        sharding."""
 
         def __init__(self, x, idx):
             self.x, self.idx = x, idx
@@ -151,7 +152,7 @@ def install(Array, m):
                 return x
             last = m.take(y, m.clip(hi - 1, 0, pos.size - 1))
             hit = m.reshape(hi > lo, x.shape)
-            return m.where(hit, m.reshape(last, x.shape), x)
+            return m._placed_like(m.where(hit, m.reshape(last, x.shape), x), x)
 
         def add(self, y):
             # Round r adds the r-th selection of every position selected more than r times:
@@ -166,7 +167,7 @@ def install(Array, m):
                 k = m.clip(lo + r, 0, pos.size - 1)
                 v = m.where(count > r, m.take(y, k), 0)
                 x = x + m.reshape(v, x.shape)
-            return x
+            return m._placed_like(x, self.x)
 
     class _At:
         def __init__(self, x):

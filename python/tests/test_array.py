@@ -193,6 +193,11 @@ def test_functional_updates_with_at_match_numpy_assignment():
     assert i.at[dlarray.asarray([0, 0])].set(dlarray.asarray([5, 6])).tolist() == [6, 2, 3]
     assert dlarray.asarray(5.0).at[()].set(1.0).tolist() == 1.0
     assert a.tolist() == n.tolist(), "the array itself is unchanged"
+    # A sharded array keeps its sharding.
+    tpus = [dev for dev in dlarray.devices() if dev.platform() == "tpu"][:3]
+    s = a.shard(tpus, axis=0)
+    for r in (s.at[1:, 0].set(-1.0), s.at[dlarray.asarray([0, 0])].add(1.0)):
+        assert r.shards == s.shards
 
 
 def test_operators_with_arrays_and_scalars():
