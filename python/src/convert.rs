@@ -45,18 +45,16 @@ fn walk(
         let b: bool = obj.extract()?;
         (Kind::Bool, Complex64::new(b as u8 as f64, 0.0), b as i128)
     } else if obj.is_instance_of::<PyInt>() {
-        // Past i64 and u64 only a float dtype takes it (`from_nested` checks).
-        let i: i128 = match obj.extract::<i64>() {
-            Ok(i) => i.into(),
-            // Past i128 (as past u64) only a float dtype takes it: i128::MAX stands for it.
-            Err(_) => obj.extract::<i128>().unwrap_or(i128::MAX),
-        };
-        let v = if i == i128::MAX {
-            obj.extract::<f64>()?
-        } else {
-            i as f64
-        };
-        (Kind::Int, Complex64::new(v, 0.0), i)
+        // Past i128 only a float dtype takes it (`from_nested` checks): i128::MAX or MIN
+        // stands for it, beside its nearest float.
+        match crate::operand::py_int(obj)? {
+            Ok(i) => (Kind::Int, Complex64::new(i as f64, 0.0), i),
+            Err(f) => (
+                Kind::Int,
+                Complex64::new(f, 0.0),
+                if f < 0.0 { i128::MIN } else { i128::MAX },
+            ),
+        }
     } else if obj.is_instance_of::<PyFloat>() {
         (Kind::Float, Complex64::new(obj.extract()?, 0.0), 0)
     } else if let Ok(c) = obj.cast::<PyComplex>() {
@@ -108,11 +106,17 @@ pub fn from_nested(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Arr
             Kind::Float => v.1.re.trunc() as i128,
             _ => v.2,
         };
-        let ints: Vec<i128> = vals.iter().map(whole).collect();
-        if ints.iter().any(|&i| i > i64::MAX as i128) {
-            Array::from_vec(ints.iter().map(|&i| i as u64).collect::<Vec<u64>>(), &shape)
+        let wholes: Vec<i128> = vals.iter().map(whole).collect();
+        if wholes.iter().any(|&i| i > i64::MAX as i128) {
+            Array::from_vec(
+                wholes.iter().map(|&i| i as u64).collect::<Vec<u64>>(),
+                &shape,
+            )
         } else {
-            Array::from_vec(ints.iter().map(|&i| i as i64).collect::<Vec<i64>>(), &shape)
+            Array::from_vec(
+                wholes.iter().map(|&i| i as i64).collect::<Vec<i64>>(),
+                &shape,
+            )
         }
         .map_err(crate::to_py)?
     } else {
@@ -124,7 +128,6 @@ pub fn from_nested(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Arr
 /// Whether a Python scalar of `kind` (value `v`, or `i` for ints and bools) converts to
 /// `dtype`, with NumPy's exception and words where it does not.
 fn convertible(kind: Kind, v: Complex64, i: i128, dtype: DType) -> PyResult<()> {
-    let in_range = |i: i128| int_fits(i, dtype);
     match kind {
         _ if dtype == DType::Bool => Ok(()),
         Kind::Complex if dtype.is_integer() => Err(PyTypeError::new_err(
@@ -142,11 +145,11 @@ fn convertible(kind: Kind, v: Complex64, i: i128, dtype: DType) -> PyResult<()> 
                     "cannot convert float infinity to integer",
                 ))
             } else {
-                // Saturates far outside any C integer, which `in_range` then refuses.
-                in_range(x.trunc() as i128)
+                // Saturates far outside any C integer, which `int_fits` then refuses.
+                int_fits(x.trunc() as i128, dtype)
             }
         }
-        Kind::Int if dtype.is_integer() => in_range(i),
+        Kind::Int if dtype.is_integer() => int_fits(i, dtype),
         _ => Ok(()),
     }
 }

@@ -563,7 +563,6 @@ pub fn astype(
     placed(py, r.0, device)
 }
 
-/// Adds every function of this file to the module.
 /// Unpickling (`Array.__reduce__`): the array of `dtype` and `shape` whose row-major bytes
 /// are `data` (`Array.tobytes()`), on `device` or the default device.
 #[pyfunction]
@@ -598,6 +597,7 @@ pub fn placed_like(
     py.detach(|| a.device_put(&s)).map(PyArray).map_err(to_py)
 }
 
+/// Adds every function of this file to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(from_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(placed_like, m)?)?;

@@ -404,7 +404,7 @@ impl Array {
         // int32 < uint32 compared in int32 would answer wrongly for large values: comparisons
         // of integers take the exact int64 or nothing.
         if common != da && common != db && !(op.is_comparison() && common.is_integer()) {
-            common = self.promoted_on_devices(da, db);
+            common = self.on_devices(common);
         }
         if common == DType::Bool {
             if let Some(r) = self.bool_arithmetic(op, other) {

@@ -86,7 +86,7 @@ impl Array {
     /// scalar (see the module docs). The scalar is made on this array's first device.
     pub fn binary_scalar(&self, op: BinaryOp, value: Scalar, scalar_first: bool) -> Result<Array> {
         let mut dtype = weak_operand_dtype(self.dtype(), op, value);
-        if matches!(dtype, DType::F64 | DType::I64) && self.dtype() != dtype {
+        if dtype != self.dtype() {
             // A float scalar with an integer array, a true division, an int with a bool
             // array: 32 bits where the devices have no 64-bit kernels (see `Array::binary`).
             // A comparison stays exact: an int outside int32 is answered below, as any
