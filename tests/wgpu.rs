@@ -458,6 +458,55 @@ fn promotion_to_64_bits_computes_in_32_for_every_promoting_op() {
     assert_eq!(less.to_vec::<bool>().unwrap(), [true, false]);
 }
 
+/// An op over arrays on different devices narrows for every device that casts an operand:
+/// each operand is cast where it is, so an int32 array on the CPU divided by one on wgpu (or
+/// `where`, `matmul`, `concat` with an operand there) computes in 32 bits. Only the first
+/// operand's devices were asked, and wgpu refused the float64 cast of its own operand.
+#[test]
+fn promotion_over_operands_on_several_devices_narrows_for_each() {
+    let cpu = dlarray::devices()
+        .unwrap()
+        .into_iter()
+        .find(|d| d.platform() == "cpu")
+        .unwrap();
+    for dev in gpus() {
+        if dev.kernel_dtypes().contains(&DType::F64) {
+            continue;
+        }
+        let i = Array::from_slice_on(&[1i32, 2, 3, 4], &[2, 2], &cpu).unwrap();
+        let j = Array::from_slice_on(&[2i32, 4, 1, 8], &[2, 2], &dev).unwrap();
+        let f = Array::from_slice_on(&[0.5f32, 0.25, 2.0, 1.0], &[2, 2], &dev).unwrap();
+        let quotient = i.binary(BinaryOp::Div, &j).unwrap();
+        assert_eq!(quotient.dtype(), DType::F32);
+        assert_eq!(quotient.to_vec::<f32>().unwrap(), [0.5, 0.5, 3.0, 0.5]);
+        let sum = (&i + &f).unwrap();
+        assert_eq!(sum.dtype(), DType::F32);
+        assert_eq!(sum.to_vec::<f32>().unwrap(), [1.5, 2.25, 5.0, 5.0]);
+        let product = i.matmul(&f).unwrap();
+        assert_eq!(product.to_vec::<f32>().unwrap(), [4.5, 2.25, 9.5, 4.75]);
+        let mask = Array::from_slice_on(&[true, false, false, true], &[2, 2], &dev).unwrap();
+        let chosen = mask.where_cond(&i, &f).unwrap();
+        assert_eq!(chosen.to_vec::<f32>().unwrap(), [1.0, 0.25, 2.0, 4.0]);
+        let cpu_mask = Array::from_slice_on(&[true, false], &[2], &cpu).unwrap();
+        let chosen = cpu_mask.where_cond(&f, &i).unwrap();
+        assert_eq!(chosen.dtype(), DType::F32);
+        let joined = Array::concatenate(&[&i, &f], 0).unwrap();
+        assert_eq!(joined.dtype(), DType::F32);
+        assert_eq!(joined.shape(), [4, 2]);
+        // Integer indices read in their own dtype: wgpu's are int32.
+        let nz = f
+            .binary_scalar(BinaryOp::Gt, Scalar::Float(0.6), false)
+            .unwrap()
+            .nonzero()
+            .unwrap();
+        assert_eq!(nz[1].to_i64_vec().unwrap(), [0, 1]);
+    }
+    // Where every device has 64-bit kernels, NumPy's float64.
+    let i = Array::from_slice_on(&[1i32, 2], &[2], &cpu).unwrap();
+    let f = Array::from_slice_on(&[0.5f32, 0.25], &[2], &cpu).unwrap();
+    assert_eq!((&i + &f).unwrap().dtype(), DType::F64);
+}
+
 /// A reduction that takes two passes (a (3, 1000) float16 array to one value) stores float16
 /// from the first pass's float32 partials: its last shader lacked `enable f16;` and failed to
 /// compile. And var/std of integers take float32 where float64 has no kernels (as `mean`); they

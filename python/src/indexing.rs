@@ -301,10 +301,10 @@ fn gather(a: &Array, items: Vec<Item>, separated: bool) -> PyResult<Array> {
     let mut stride = 1i64;
     for (ix, &axis) in adv.iter().zip(&adv_axes).rev() {
         let n = x.shape()[axis];
+        // Read in their own dtype: wgpu's nonzero gives int32 indices and has no int64.
         let v = ix
             .broadcast_to(&b_shape)
-            .and_then(|b| b.astype(DType::I64))
-            .and_then(|b| b.to_vec::<i64>())
+            .and_then(|b| b.to_i64_vec())
             .map_err(crate::to_py)?;
         for (f, &i) in flat.iter_mut().zip(&v) {
             *f += checked(i as isize, axis, n)? as i64 * stride;

@@ -35,14 +35,14 @@ fn repeat(
             "repeat: repeats is an integer or a 1-D integer array",
         ));
     }
-    // Read as 64-bit integers of the counts' own signedness (uint64 counts past i64::MAX
-    // are large, not negative).
-    let counts: Vec<usize> = if r.dtype().kind() == dlarray::dtype::Kind::UInt {
-        let c = r.astype(DType::U64).and_then(|c| c.to_vec::<u64>());
-        c.map_err(to_py)?.into_iter().map(|c| c as usize).collect()
+    // Read in their own dtype (a device without 64-bit kernels refuses a cast to int64);
+    // uint64 counts past i64::MAX are large, not negative.
+    let counts: Vec<usize> = if r.dtype() == DType::U64 {
+        let c = r.to_vec::<u64>().map_err(to_py)?;
+        c.into_iter().map(|c| c as usize).collect()
     } else {
-        let c = r.astype(DType::I64).and_then(|c| c.to_vec::<i64>());
-        c.map_err(to_py)?
+        r.to_i64_vec()
+            .map_err(to_py)?
             .into_iter()
             .map(usize::try_from)
             .collect::<Result<_, _>>()

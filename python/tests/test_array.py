@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import dlarray
+from conftest import devices
 
 
 def test_asarray_infers_dtypes_like_numpy():
@@ -274,6 +275,22 @@ def test_unsupported_ops_name_backend_op_and_dtype():
         np.testing.assert_array_equal(np.asarray(x), [1.0, 2.0])
         y = dlarray.asarray([1.0, 2.0], dtype="float32", device=gpu)
         np.testing.assert_array_equal(np.asarray(y + y), [2.0, 4.0])
+
+
+def test_masks_and_index_arrays_on_wgpu_read_their_int32_indices():
+    # wgpu's nonzero gives int32 indices and wgpu has no int64: a mask, an int32 index array
+    # and int32 repeat counts were "wgpu does not support cast on int64".
+    for gpu in devices("wgpu"):
+        n = np.arange(12, dtype=np.float32).reshape(3, 4)
+        x = dlarray.asarray(n, device=gpu)
+        np.testing.assert_array_equal(np.asarray(x[x > 6]), n[n > 6])
+        np.testing.assert_array_equal(np.asarray(x[:, x[0] > 1]), n[:, n[0] > 1])
+        i = dlarray.asarray(np.array([2, 0], dtype=np.int32), device=gpu)
+        np.testing.assert_array_equal(np.asarray(x[i, 1]), n[[2, 0], 1])
+        counts = dlarray.asarray(np.array([1, 0, 2], dtype=np.int32), device=gpu)
+        np.testing.assert_array_equal(
+            np.asarray(dlarray.repeat(x, counts, axis=0)), np.repeat(n, [1, 0, 2], axis=0)
+        )
 
 
 def test_basic_indexing_matches_numpy():

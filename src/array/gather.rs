@@ -16,17 +16,7 @@ fn indices_in(indices: &Array, n: usize) -> Result<Vec<usize>> {
             got: indices.dtype(),
         });
     }
-    // Read in their own dtype: a cast to int64 first would run where they are, and a device
-    // without 64-bit kernels (wgpu, whose index results are int32) refuses it.
-    let values: Vec<i64> = crate::with_dtype!(indices.dtype(), T => indices
-        .to_vec::<T>()?
-        .into_iter()
-        .map(|x| match x.to_scalar() {
-            // Past i64 is past any axis: out of range below.
-            crate::Scalar::Int(i) => i64::try_from(i).unwrap_or(i64::MAX),
-            _ => 0,
-        })
-        .collect());
+    let values = indices.to_i64_vec()?;
     values
         .into_iter()
         .map(|i| {
@@ -45,6 +35,28 @@ fn indices_in(indices: &Array, n: usize) -> Result<Vec<usize>> {
 }
 
 impl Array {
+    /// The elements of an integer array as `i64`, row-major, read in the array's own dtype
+    /// and widened on the host: a cast to int64 first would run where the array is, and a
+    /// device without 64-bit kernels (wgpu, whose index results are int32) refuses it.
+    /// uint64 values past `i64::MAX` read as `i64::MAX` (past any axis or count).
+    pub fn to_i64_vec(&self) -> Result<Vec<i64>> {
+        if !self.dtype().is_integer() {
+            return Err(Error::DTypeMismatch {
+                op: "to_i64_vec",
+                expected: "an integer dtype".into(),
+                got: self.dtype(),
+            });
+        }
+        Ok(crate::with_dtype!(self.dtype(), T => self
+            .to_vec::<T>()?
+            .into_iter()
+            .map(|x| match x.to_scalar() {
+                crate::Scalar::Int(i) => i64::try_from(i).unwrap_or(i64::MAX),
+                _ => 0,
+            })
+            .collect()))
+    }
+
     /// The array API's `take`: the entries `indices` (1-D) selects along `axis` (`None`
     /// only for a 1-D array). Negative indices count from the end, as NumPy's.
     pub fn take(&self, indices: &Array, axis: Option<isize>) -> Result<Array> {

@@ -29,9 +29,7 @@ impl Array {
             ));
         }
         let axis = normalize_axis(axis, first.ndim())?;
-        let dtype = arrays.iter().skip(1).fold(first.dtype(), |d, a| {
-            first.promoted_on_devices(d, a.dtype())
-        });
+        let dtype = Array::promoted_on_devices(arrays);
         let s = &first.shard_data()[0];
         let (device, kind) = (s.device.clone(), s.memory_kind());
         let mut shape = first.shape().to_vec();

@@ -101,7 +101,7 @@ impl Array {
         if self.ndim() == 0 || other.ndim() == 0 {
             return Err(mismatch());
         }
-        let dtype = self.promoted_on_devices(self.dtype(), other.dtype());
+        let dtype = Array::promoted_on_devices(&[self, other]);
         if let Some(product) = self.matmul_by_shards(other, dtype)? {
             return Ok(product);
         }

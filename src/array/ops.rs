@@ -286,31 +286,41 @@ impl Array {
     /// for it (wgpu has no 64-bit types): what JAX does with x64 disabled, so integer sums,
     /// means and true divisions work there.
     pub(super) fn on_devices(&self, want: DType) -> DType {
+        Array::on_devices_of(&[self], want)
+    }
+
+    /// As [`Array::on_devices`], for an op over several arrays: each operand is cast on its
+    /// own devices before the op moves it, so a device holding any of them decides (an
+    /// `int32` array on the CPU divided by one sharded onto wgpu computes in float32).
+    pub(super) fn on_devices_of(arrays: &[&Array], want: DType) -> DType {
         let narrow = match want {
             DType::F64 => DType::F32,
             DType::I64 => DType::I32,
             DType::U64 => DType::U32,
             _ => return want,
         };
-        let devices = self.devices();
-        if devices.iter().all(|d| d.kernel_dtypes().contains(&want)) {
-            want
-        } else {
-            narrow
-        }
+        let has = |a: &&Array| {
+            a.shard_data()
+                .iter()
+                .all(|s| s.device.kernel_dtypes().contains(&want))
+        };
+        if arrays.iter().all(has) { want } else { narrow }
     }
 
-    /// The dtype `a` and `b` promote to, for an op computing on this array's devices: a
-    /// 64-bit type that promotion alone makes (`int32 + float32` gives float64, `int32 +
-    /// uint32` int64) is its 32-bit counterpart where those devices have no 64-bit kernels,
-    /// as JAX computes with x64 disabled. A 64-bit operand keeps its type (and such devices
-    /// refuse it).
-    pub(super) fn promoted_on_devices(&self, a: DType, b: DType) -> DType {
-        let p = DType::promote(a, b);
-        if p == a || p == b {
+    /// The dtype `arrays` promote to, for an op computing on their devices: a 64-bit type
+    /// that promotion alone makes (`int32 + float32` gives float64, `int32 + uint32` int64)
+    /// is its 32-bit counterpart where those devices have no 64-bit kernels, as JAX computes
+    /// with x64 disabled. A 64-bit operand keeps its type (and such devices refuse it).
+    pub(super) fn promoted_on_devices(arrays: &[&Array]) -> DType {
+        let mut dtypes = arrays.iter().map(|a| a.dtype());
+        let Some(first) = dtypes.next() else {
+            return DType::F32;
+        };
+        let p = dtypes.fold(first, DType::promote);
+        if arrays.iter().any(|a| a.dtype() == p) {
             p
         } else {
-            self.on_devices(p)
+            Array::on_devices_of(arrays, p)
         }
     }
 
@@ -404,7 +414,7 @@ impl Array {
         // int32 < uint32 compared in int32 would answer wrongly for large values: comparisons
         // of integers take the exact int64 or nothing.
         if common != da && common != db && !(op.is_comparison() && common.is_integer()) {
-            common = self.on_devices(common);
+            common = Array::on_devices_of(&[self, other], common);
         }
         if common == DType::Bool {
             if let Some(r) = self.bool_arithmetic(op, other) {
@@ -431,7 +441,7 @@ impl Array {
             (common, DType::Bool)
         } else if (op == BinaryOp::Div || op.is_real_float()) && !common.is_inexact() {
             // True division of integers gives float64, as NumPy's `/`.
-            let f = self.on_devices(DType::F64);
+            let f = Array::on_devices_of(&[self, other], DType::F64);
             (f, f)
         } else {
             (common, common)

@@ -28,7 +28,11 @@ impl Array {
                 got: self.dtype(),
             });
         }
-        let dt = on_true.promoted_on_devices(on_true.dtype(), on_false.dtype());
+        // The condition's devices count too: the result may be placed there.
+        let dt = match Array::promoted_on_devices(&[on_true, on_false]) {
+            d if d == on_true.dtype() || d == on_false.dtype() => d,
+            d => Array::on_devices_of(&[self, on_true, on_false], d),
+        };
         let (x, y) = (on_true.astype(dt)?, on_false.astype(dt)?);
         let shape = broadcast_shapes("where", self.shape(), x.shape())?;
         let shape = broadcast_shapes("where", &shape, y.shape())?;
