@@ -460,7 +460,8 @@ fn promotion_to_64_bits_computes_in_32_for_every_promoting_op() {
 
 /// An op over arrays on different devices narrows for every device that casts an operand:
 /// each operand is cast where it is, so an int32 array on the CPU divided by one on wgpu (or
-/// `where`, `matmul`, `concat` with an operand there) computes in 32 bits. Only the first
+/// `where`, `matmul`, `concat`, `isin`, `searchsorted` with an operand there) computes in
+/// 32 bits. Only the first
 /// operand's devices were asked, and wgpu refused the float64 cast of its own operand.
 #[test]
 fn promotion_over_operands_on_several_devices_narrows_for_each() {
@@ -493,6 +494,12 @@ fn promotion_over_operands_on_several_devices_narrows_for_each() {
         let joined = Array::concatenate(&[&i, &f], 0).unwrap();
         assert_eq!(joined.dtype(), DType::F32);
         assert_eq!(joined.shape(), [4, 2]);
+        // Computed on the host, cast where each array is: isin and searchsorted too.
+        let hits = f.isin(&j, false).unwrap();
+        assert_eq!(hits.to_vec::<bool>().unwrap(), [false, false, true, true]);
+        let sorted = Array::from_slice_on(&[1i32, 3, 5], &[3], &cpu).unwrap();
+        let at = sorted.searchsorted(&f, false).unwrap();
+        assert_eq!(at.to_i64_vec().unwrap(), [0, 0, 1, 0]);
         // Integer indices read in their own dtype: wgpu's are int32.
         let nz = f
             .binary_scalar(BinaryOp::Gt, Scalar::Float(0.6), false)

@@ -85,23 +85,57 @@ pub(crate) fn clipped(
 ) -> PyResult<PyArray> {
     let min = min.filter(|b| !b.is_none());
     let max = max.filter(|b| !b.is_none());
-    // In NumPy's order, `minimum(maximum(x, min), max)`: `max` wins where min > max.
-    let mut a = x.clone();
-    for (bound, op) in [(min, BinaryOp::Maximum), (max, BinaryOp::Minimum)] {
-        let Some(b) = bound else { continue };
-        a = match weak_scalar(b, x.dtype())? {
-            Some(v) => {
-                let (lo, hi) = if op == BinaryOp::Maximum {
-                    (Some(v), None)
-                } else {
-                    (None, Some(v))
-                };
-                run(py, || a.clip_to(lo, hi))?.0
+    // Array bounds: all three cast first to the dtype they promote to (maximum and minimum
+    // are exact in it), so that where a device holding one has no 64-bit kernels they
+    // compute in 32 bits, as any op there (step by step, `x` met one bound as float64 and
+    // the next one's device refused that).
+    let mut bounds = [None, None];
+    let mut arrays = vec![x.clone()];
+    for (slot, b) in bounds.iter_mut().zip([min, max]) {
+        if let Some(b) = b {
+            if weak_scalar(b, x.dtype())?.is_none() {
+                let o = operand(x, b)?;
+                arrays.push(o.clone());
+                *slot = Some(o);
             }
-            None => {
-                let o = operand(&a, b)?;
+        }
+    }
+    let refs: Vec<&Array> = arrays.iter().collect();
+    let dtype = Array::promoted_on_devices(&refs);
+    let cast = |a: &Array| -> PyResult<Array> {
+        if a.dtype() == dtype {
+            Ok(a.clone())
+        } else {
+            Ok(run(py, || a.astype(dtype))?.0)
+        }
+    };
+    // In NumPy's order, `minimum(maximum(x, min), max)`: `max` wins where min > max.
+    let mut a = cast(x)?;
+    for ((bound, array), op) in [min, max]
+        .into_iter()
+        .zip(bounds)
+        .zip([BinaryOp::Maximum, BinaryOp::Minimum])
+    {
+        a = match (bound, array) {
+            (_, Some(o)) => {
+                let o = cast(&o)?;
                 run(py, || a.binary(op, &o))?.0
             }
+            (Some(b), None) => match weak_scalar(b, a.dtype())? {
+                Some(v) => {
+                    let (lo, hi) = if op == BinaryOp::Maximum {
+                        (Some(v), None)
+                    } else {
+                        (None, Some(v))
+                    };
+                    run(py, || a.clip_to(lo, hi))?.0
+                }
+                None => {
+                    let o = cast(&operand(&a, b)?)?;
+                    run(py, || a.binary(op, &o))?.0
+                }
+            },
+            (None, None) => continue,
         };
     }
     Ok(PyArray(a))

@@ -322,19 +322,33 @@ binary!(
 );
 
 /// An operand of `where`: an array as it is, a Python scalar weakly typed by `other` (the
-/// array on the other side, when there is one), as NEP 50 promotes it.
-fn where_operand(x: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>) -> PyResult<Array> {
+/// array on the other side, when there is one), as NEP 50 promotes it: the array's dtype
+/// unless the scalar is of a higher kind (an int beside bools is int64, a float beside
+/// integers float64), and 32 bits where a device holding one of the arrays (`cond` too: the
+/// result may go there) has no 64-bit kernels, as any op's promotion there.
+fn where_operand(x: &Bound<'_, PyAny>, other: &Bound<'_, PyAny>, cond: &Array) -> PyResult<Array> {
     if let Ok(a) = x.cast::<PyArray>() {
         return Ok(a.get().0.clone());
     }
     let dtype = match other.cast::<PyArray>() {
-        Ok(o) if x.is_instance_of::<pyo3::types::PyFloat>() && !o.get().0.dtype().is_inexact() => {
-            None
+        Ok(o) => {
+            let o = &o.get().0;
+            match crate::operand::weak_scalar(x, o.dtype())? {
+                Some(v) => {
+                    let d = dlarray::array::scalar_ops::weak_scalar_dtype(o.dtype(), v);
+                    Some(if d == o.dtype() {
+                        d
+                    } else {
+                        Array::on_devices_of(&[o, cond], d)
+                    })
+                }
+                None => None,
+            }
         }
-        Ok(o) => Some(pyo3::types::PyString::new(x.py(), o.get().0.dtype().name())),
         Err(_) => None,
     };
-    Ok(crate::asarray(x, dtype.as_ref().map(|d| d.as_any()), None, None)?.0)
+    let name = dtype.map(|d| pyo3::types::PyString::new(x.py(), d.name()));
+    Ok(crate::asarray(x, name.as_ref().map(|d| d.as_any()), None, None)?.0)
 }
 
 /// `where(condition, x1, x2)`: `x1` where `condition` holds, else `x2`, broadcast together.
@@ -347,7 +361,7 @@ pub fn where_(
     x2: &Bound<'_, PyAny>,
 ) -> PyResult<PyArray> {
     let c = crate::array_arg(condition)?;
-    let (a, b) = (where_operand(x1, x2)?, where_operand(x2, x1)?);
+    let (a, b) = (where_operand(x1, x2, &c)?, where_operand(x2, x1, &c)?);
     py.detach(|| c.where_cond(&a, &b))
         .map(PyArray)
         .map_err(to_py)

@@ -391,11 +391,9 @@ fn stack_of_arrays(obj: &Bound<'_, PyAny>) -> PyResult<Option<Array>> {
     }
     let items: Vec<Bound<'_, PyAny>> = obj.try_iter()?.collect::<PyResult<_>>()?;
     let parts: Vec<Array> = items.iter().map(array_arg).collect::<PyResult<_>>()?;
-    let dtype = parts
-        .iter()
-        .map(Array::dtype)
-        .reduce(dlarray::DType::promote)
-        .unwrap_or(dlarray::DType::F64);
+    // Each part is cast where it is: 32 bits where its devices have no 64-bit kernels.
+    let refs: Vec<&Array> = parts.iter().collect();
+    let dtype = Array::promoted_on_devices(&refs);
     let parts: Vec<Array> = parts
         .iter()
         .map(|p| p.astype(dtype))

@@ -293,6 +293,44 @@ def test_masks_and_index_arrays_on_wgpu_read_their_int32_indices():
         )
 
 
+def test_ops_over_several_devices_promote_for_each_device():
+    # A device without 64-bit kernels holding any operand (or where's condition) makes a
+    # promotion to 64 bits compute in 32, as JAX with x64 disabled: each of these was
+    # "wgpu does not support cast on float64".
+    cpu = dlarray.devices("cpu")[0]
+    for gpu in devices("wgpu"):
+        f = dlarray.asarray(np.array([0.5, 4.0, 2.0], np.float32), device=gpu)
+        i = dlarray.asarray(np.array([1, 2, 3], np.int32), device=cpu)
+        j = dlarray.asarray(np.array([3, 1, 2], np.int32), device=gpu)
+        assert (i / j).dtype == dlarray.float32
+        np.testing.assert_allclose(np.asarray(i / j), [1 / 3, 2, 1.5], rtol=1e-6)
+        np.testing.assert_array_equal(np.asarray(dlarray.clip(f, i, j)), [1, 1, 2])
+        np.testing.assert_array_equal(np.asarray(dlarray.isin(f, i)), [False, False, True])
+        np.testing.assert_array_equal(np.asarray(dlarray.searchsorted(i, f)), [0, 3, 1])
+        c = dlarray.asarray(np.array([True, False, True]), device=gpu)
+        chosen = dlarray.where(c, j, 1.5)
+        assert chosen.dtype == dlarray.float32
+        np.testing.assert_array_equal(np.asarray(chosen), [3, 1.5, 2])
+        stacked = dlarray.asarray([f, j])
+        assert stacked.dtype == dlarray.float32 and stacked.shape == (2, 3)
+
+
+def test_where_types_a_python_scalar_as_numpy_does():
+    c = dlarray.asarray([True, False])
+    cases = [
+        (np.array([True, False]), 2), (np.array([1, 2], np.int8), 1.5), (np.array([True, False]), 1.5),
+        (np.array([1.0, 2.0], np.float32), 1j), (np.array([1, 2], np.int16), True),
+        (np.array([1.0, 2.0], np.float32), 2),
+    ]
+    for a, s in cases:
+        want = np.where(np.asarray(c), a, s)
+        got = np.asarray(dlarray.where(c, dlarray.asarray(a), s))
+        assert got.dtype == want.dtype, (a.dtype, s)
+        np.testing.assert_array_equal(got, want)
+        got = np.asarray(dlarray.where(c, s, dlarray.asarray(a)))
+        np.testing.assert_array_equal(got, np.where(np.asarray(c), s, a))
+
+
 def test_basic_indexing_matches_numpy():
     n = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
     a = dlarray.asarray(n.tolist(), dtype="float32")

@@ -289,10 +289,12 @@ impl Array {
         Array::on_devices_of(&[self], want)
     }
 
-    /// As [`Array::on_devices`], for an op over several arrays: each operand is cast on its
-    /// own devices before the op moves it, so a device holding any of them decides (an
-    /// `int32` array on the CPU divided by one sharded onto wgpu computes in float32).
-    pub(super) fn on_devices_of(arrays: &[&Array], want: DType) -> DType {
+    /// `want`, or its 32-bit counterpart where a device holding one of `arrays` has no
+    /// kernels for it (wgpu has no 64-bit types), for an op over them: each operand is cast
+    /// on its own devices before the op moves it, so any of them decides (an `int32` array on
+    /// the CPU divided by one sharded onto wgpu computes in float32, as JAX with x64
+    /// disabled).
+    pub fn on_devices_of(arrays: &[&Array], want: DType) -> DType {
         let narrow = match want {
             DType::F64 => DType::F32,
             DType::I64 => DType::I32,
@@ -307,11 +309,19 @@ impl Array {
         if arrays.iter().all(has) { want } else { narrow }
     }
 
-    /// The dtype `arrays` promote to, for an op computing on their devices: a 64-bit type
-    /// that promotion alone makes (`int32 + float32` gives float64, `int32 + uint32` int64)
-    /// is its 32-bit counterpart where those devices have no 64-bit kernels, as JAX computes
-    /// with x64 disabled. A 64-bit operand keeps its type (and such devices refuse it).
-    pub(super) fn promoted_on_devices(arrays: &[&Array]) -> DType {
+    /// The dtype an op over `arrays` computes in: NumPy's promotion, except that a 64-bit
+    /// type promotion alone makes (`int32 + float32` gives float64, `int32 + uint32` int64)
+    /// is its 32-bit counterpart where a device holding one of them has no 64-bit kernels
+    /// (wgpu), as JAX computes with x64 disabled. A 64-bit operand keeps its type (and such
+    /// devices refuse it). Float32 for no arrays.
+    ///
+    /// ```
+    /// use dlarray::{Array, DType};
+    /// let i = Array::from_vec(vec![1i32, 2], &[2]).unwrap();
+    /// let f = Array::from_vec(vec![0.5f32, 1.0], &[2]).unwrap();
+    /// assert_eq!(Array::promoted_on_devices(&[&i, &f]), DType::F64); // on the CPU
+    /// ```
+    pub fn promoted_on_devices(arrays: &[&Array]) -> DType {
         let mut dtypes = arrays.iter().map(|a| a.dtype());
         let Some(first) = dtypes.next() else {
             return DType::F32;

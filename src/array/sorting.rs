@@ -136,7 +136,9 @@ impl Array {
                 self.shape()
             )));
         }
-        let dtype = DType::promote(self.dtype(), values.dtype());
+        // Cast where each array is (then read to the host): 32 bits where its devices have
+        // no 64-bit kernels, as every op there.
+        let dtype = Array::promoted_on_devices(&[self, values]);
         let (a, v) = (self.astype(dtype)?, values.astype(dtype)?);
         let out = crate::with_dtype!(dtype, T => {
             let (sorted, vals) = (a.to_vec::<T>()?, v.to_vec::<T>()?);
@@ -198,7 +200,7 @@ impl Array {
 
     /// Whether each element is among `test`'s (NumPy's `isin`; `invert` negates it).
     pub fn isin(&self, test: &Array, invert: bool) -> Result<Array> {
-        let dtype = DType::promote(self.dtype(), test.dtype());
+        let dtype = Array::promoted_on_devices(&[self, test]);
         let (a, t) = (self.astype(dtype)?, test.flatten()?.astype(dtype)?);
         let out = crate::with_dtype!(dtype, T => {
             let mut set = t.to_vec::<T>()?;
