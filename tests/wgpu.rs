@@ -474,6 +474,10 @@ fn promotion_over_operands_on_several_devices_narrows_for_each() {
         if dev.kernel_dtypes().contains(&DType::F64) {
             continue;
         }
+        // The defaults of arrays made without a dtype: 32 bits here.
+        assert_eq!(dev.default_dtype(DType::F64), DType::F32);
+        assert_eq!(dev.default_dtype(DType::I64), DType::I32);
+        assert_eq!(dev.default_dtype(DType::F16), DType::F16);
         let i = Array::from_slice_on(&[1i32, 2, 3, 4], &[2, 2], &cpu).unwrap();
         let j = Array::from_slice_on(&[2i32, 4, 1, 8], &[2, 2], &dev).unwrap();
         let f = Array::from_slice_on(&[0.5f32, 0.25, 2.0, 1.0], &[2, 2], &dev).unwrap();
@@ -509,6 +513,8 @@ fn promotion_over_operands_on_several_devices_narrows_for_each() {
         assert_eq!(nz[1].to_i64_vec().unwrap(), [0, 1]);
     }
     // Where every device has 64-bit kernels, NumPy's float64.
+    assert_eq!(cpu.default_dtype(DType::F64), DType::F64);
+    assert_eq!(cpu.default_dtype(DType::Complex128), DType::Complex128);
     let i = Array::from_slice_on(&[1i32, 2], &[2], &cpu).unwrap();
     let f = Array::from_slice_on(&[0.5f32, 0.25], &[2], &cpu).unwrap();
     assert_eq!((&i + &f).unwrap().dtype(), DType::F64);

@@ -2,7 +2,7 @@
 //! give bool, all ints int64, any float float64, any complex complex128.
 
 use dlarray::dtype::Complex64;
-use dlarray::{Array, DType};
+use dlarray::{Array, DType, Element, Scalar};
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyList, PyTuple};
@@ -90,39 +90,26 @@ pub fn from_nested(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Arr
     for &(kind, v, i) in &vals {
         convertible(kind, v, i, dtype)?;
     }
-    let ints = vals.iter().all(|v| v.0 <= Kind::Int);
-    let a = if dtype == DType::Bool {
-        let truth = |v: &(Kind, Complex64, i128)| v.2 != 0 || v.1 != Complex64::new(0.0, 0.0);
-        Array::from_vec(vals.iter().map(truth).collect::<Vec<bool>>(), &shape)
-            .map_err(crate::to_py)?
-    } else if ints && !dtype.is_integer() {
-        // Through float64, which also holds the ints past uint64 a float dtype takes.
-        Array::from_vec(vals.iter().map(|v| v.1.re).collect::<Vec<f64>>(), &shape)
-            .map_err(crate::to_py)?
-    } else if dtype.is_integer() {
-        // Each value on its own, as NumPy converts them (a float64 array would round 2**63 - 1
-        // beside a float); every one fits `dtype`, so int64 or uint64 holds them exactly.
-        let whole = |v: &(Kind, Complex64, i128)| match v.0 {
-            Kind::Float => v.1.re.trunc() as i128,
-            _ => v.2,
-        };
-        let wholes: Vec<i128> = vals.iter().map(whole).collect();
-        if wholes.iter().any(|&i| i > i64::MAX as i128) {
-            Array::from_vec(
-                wholes.iter().map(|&i| i as u64).collect::<Vec<u64>>(),
-                &shape,
-            )
-        } else {
-            Array::from_vec(
-                wholes.iter().map(|&i| i as i64).collect::<Vec<i64>>(),
-                &shape,
-            )
-        }
-        .map_err(crate::to_py)?
-    } else {
-        inferred(&shape, &vals)?
+    // Built in `dtype` here, on the host, and made an array once: a cast after would run on
+    // the default device, and one without 64-bit kernels (wgpu) refuses int64 and float64.
+    let value = |&(kind, v, i): &(Kind, Complex64, i128)| match kind {
+        Kind::Bool => Scalar::Bool(i != 0),
+        // Ints to a float or complex dtype through float64 (v holds it), as NumPy converts
+        // them, which also takes the ints past uint64 a float dtype holds.
+        Kind::Int if dtype.is_inexact() => Scalar::Float(v.re),
+        // Each value on its own, as NumPy converts them: a float truncates toward zero;
+        // every one fits `dtype` (checked above), so `from_scalar` neither wraps nor
+        // saturates.
+        Kind::Int => Scalar::Int(i),
+        Kind::Float => Scalar::Float(v.re),
+        Kind::Complex => Scalar::Complex(v),
     };
-    a.astype(dtype).map_err(crate::to_py)
+    // Copied into the runtime's own (64-byte aligned) memory, which JAX and others alias.
+    dlarray::with_dtype!(dtype, T => Array::from_slice(
+        &vals.iter().map(|v| T::from_scalar(value(v))).collect::<Vec<T>>(),
+        &shape,
+    ))
+    .map_err(crate::to_py)
 }
 
 /// Whether a Python scalar of `kind` (value `v`, or `i` for ints and bools) converts to
@@ -191,7 +178,12 @@ fn inferred(shape: &[usize], vals: &[(Kind, Complex64, i128)]) -> PyResult<Array
             if vals.iter().any(|v| !c_integer(v.2)) {
                 return Err(too_large());
             }
-            if vals.iter().any(|v| v.2 < 0) {
+            // An int int64 holds beside one only uint64 holds: NumPy types each as the
+            // first of int64 and uint64 that holds it, and promotes the two to float64
+            // (`[2**63, 1]` is float64, `[2**63]` uint64).
+            let int64 =
+                |v: &(Kind, Complex64, i128)| v.0 == Kind::Int && i64::try_from(v.2).is_ok();
+            if vals.iter().any(|v| v.2 < 0) || vals.iter().any(int64) {
                 // Neither int64 nor uint64 holds them all: NumPy's float64.
                 let floats: Vec<f64> = vals.iter().map(|v| v.1.re).collect();
                 return Array::from_vec(floats, &shape).map_err(crate::to_py);

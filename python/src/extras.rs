@@ -163,7 +163,8 @@ pub fn arange(
         None => (0.0, f(start)?),
     };
     let st = step.map(f).transpose()?.unwrap_or(1.0);
-    let dt = crate::functions::dtype_or(dtype, if all_int { DType::I64 } else { DType::F64 })?;
+    let default = if all_int { DType::I64 } else { DType::F64 };
+    let dt = crate::functions::dtype_for(dtype, default, device)?;
     let a = Array::arange(lo, hi, st, dt).map_err(to_py)?;
     crate::functions::placed(py, a, device)
 }

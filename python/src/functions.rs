@@ -14,13 +14,31 @@ pub(crate) fn dtype_or(dtype: Option<&Bound<'_, PyAny>>, default: DType) -> PyRe
     dtype.map_or(Ok(default), dtype_arg)
 }
 
+/// The device a new array goes to: `device=`, else the default device.
+pub(crate) fn target_device(device: Option<&Bound<'_, PyAny>>) -> PyResult<dlarray::Device> {
+    match device {
+        Some(d) => device_arg(d),
+        None => dlarray::default_device().map_err(to_py),
+    }
+}
+
+/// `dtype=`, else NumPy's `default` as the array's device computes it: float32 for float64
+/// on a device without 64-bit kernels (wgpu), as JAX's defaults with x64 disabled; the
+/// array API lets default dtypes depend on the device (`default_dtypes(device=)`).
+pub(crate) fn dtype_for(
+    dtype: Option<&Bound<'_, PyAny>>,
+    default: DType,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<DType> {
+    match dtype {
+        Some(d) => dtype_arg(d),
+        None => Ok(target_device(device)?.default_dtype(default)),
+    }
+}
+
 /// The sharding new arrays get: `device=`, else the default device.
 pub(crate) fn place(device: Option<&Bound<'_, PyAny>>) -> PyResult<Sharding> {
-    let d = match device {
-        Some(d) => device_arg(d)?,
-        None => dlarray::default_device().map_err(to_py)?,
-    };
-    Ok(Sharding::single(&d))
+    Ok(Sharding::single(&target_device(device)?))
 }
 
 /// A shape: an int or a sequence of ints, none negative (NumPy's ValueError, not the
@@ -99,7 +117,7 @@ pub fn zeros(
         py,
         &shape_arg(shape)?,
         Scalar::Int(0),
-        dtype_or(dtype, DType::F64)?,
+        dtype_for(dtype, DType::F64, device)?,
         device,
     )
 }
@@ -116,7 +134,7 @@ pub fn ones(
         py,
         &shape_arg(shape)?,
         Scalar::Int(1),
-        dtype_or(dtype, DType::F64)?,
+        dtype_for(dtype, DType::F64, device)?,
         device,
     )
 }
@@ -130,8 +148,11 @@ pub fn full(
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
-    let dtype = dtype.map(dtype_arg).transpose()?;
-    let (v, dtype) = scalar_arg(fill_value, dtype)?;
+    let given = dtype.map(dtype_arg).transpose()?;
+    let (v, mut dtype) = scalar_arg(fill_value, given)?;
+    if given.is_none() {
+        dtype = target_device(device)?.default_dtype(dtype);
+    }
     full_on(py, &shape_arg(shape)?, v, dtype, device)
 }
 
@@ -217,7 +238,7 @@ pub fn linspace(
     device: Option<&Bound<'_, PyAny>>,
     endpoint: bool,
 ) -> PyResult<PyArray> {
-    let dt = dtype_or(dtype, DType::F64)?;
+    let dt = dtype_for(dtype, DType::F64, device)?;
     let a = py
         .detach(|| Array::linspace(start, stop, num, endpoint, dt))
         .map_err(to_py)?;
@@ -234,7 +255,7 @@ pub fn eye(
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
-    let dt = dtype_or(dtype, DType::F64)?;
+    let dt = dtype_for(dtype, DType::F64, device)?;
     let a = py
         .detach(|| Array::eye(n_rows, n_cols, k, dt))
         .map_err(to_py)?;

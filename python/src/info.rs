@@ -124,18 +124,21 @@ impl Info {
         py: Python<'py>,
         device: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let _ = device;
+        // Per device, as the array API allows: 32-bit where the device has no 64-bit
+        // kernels (wgpu), what creation functions give there without a dtype.
+        let dev = crate::functions::target_device(device)?;
         let d = PyDict::new(py);
-        d.set_item(
-            "real floating",
-            crate::dtype_arg::dtype_obj(py, DType::F64)?,
-        )?;
-        d.set_item(
-            "complex floating",
-            crate::dtype_arg::dtype_obj(py, DType::Complex128)?,
-        )?;
-        d.set_item("integral", crate::dtype_arg::dtype_obj(py, DType::I64)?)?;
-        d.set_item("indexing", crate::dtype_arg::dtype_obj(py, DType::I64)?)?;
+        for (name, want) in [
+            ("real floating", DType::F64),
+            ("complex floating", DType::Complex128),
+            ("integral", DType::I64),
+            ("indexing", DType::I64),
+        ] {
+            d.set_item(
+                name,
+                crate::dtype_arg::dtype_obj(py, dev.default_dtype(want))?,
+            )?;
+        }
         Ok(d)
     }
     /// A tuple, as the array API (2025.12) has it.

@@ -428,6 +428,17 @@ pub(crate) fn asarray(
     } else if let Some(a) = via_array_method(obj)? {
         // A view of what `__array__` gave, which may be the producer's memory.
         (a, true)
+    } else if dtype.is_none() {
+        // Python values take NumPy's default dtypes, as the device they go to computes
+        // them (float32 for floats on wgpu, as JAX with x64 disabled), converted again
+        // where that narrows them so that an int out of int32's range raises.
+        let a = convert::from_nested(obj, None)?;
+        let narrow = functions::target_device(device)?.default_dtype(a.dtype());
+        if narrow == a.dtype() {
+            (a, false)
+        } else {
+            (convert::from_nested(obj, Some(narrow))?, false)
+        }
     } else {
         (convert::from_nested(obj, dtype)?, false)
     };

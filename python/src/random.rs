@@ -3,7 +3,7 @@
 //! and any `__dlpack__` producer holding one is accepted.
 
 use crate::array::PyArray;
-use crate::functions::{dtype_or, place, shape_arg};
+use crate::functions::{place, shape_arg};
 use crate::to_py;
 use dlarray::random::{Key, Sampler};
 use dlarray::{Array, DType};
@@ -76,7 +76,7 @@ impl Draw {
         Ok(Draw {
             sampler: sampler(key, device)?,
             shape: shape.map_or(Ok(Vec::new()), shape_arg)?,
-            dtype: dtype_or(dtype, default)?,
+            dtype: crate::functions::dtype_for(dtype, default, device)?,
         })
     }
 

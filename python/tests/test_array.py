@@ -14,6 +14,11 @@ def test_asarray_infers_dtypes_like_numpy():
     assert dlarray.asarray([1, 2.5]).dtype == "float64"
     assert dlarray.asarray([1, 2j]).dtype == "complex128"
     assert dlarray.asarray([2**63]).dtype == "uint64"
+    assert dlarray.asarray([2**63, 2**64 - 1, True]).dtype == "uint64"
+    # An int int64 holds beside one only uint64 holds: NumPy promotes the two to float64
+    # (this was uint64).
+    for mixed in ([2**63, 1], [2**63 - 1, 0, True, 2**64 - 1]):
+        assert dlarray.asarray(mixed).dtype == np.asarray(mixed).dtype == "float64"
     assert dlarray.asarray(3.0).shape == ()
     assert dlarray.asarray([[1, 2], [3, 4]], dtype="int8").dtype == "int8"
     with pytest.raises(ValueError, match="ragged"):
@@ -329,6 +334,40 @@ def test_where_types_a_python_scalar_as_numpy_does():
         np.testing.assert_array_equal(got, want)
         got = np.asarray(dlarray.where(c, s, dlarray.asarray(a)))
         np.testing.assert_array_equal(got, np.where(np.asarray(c), s, a))
+
+
+def test_creation_without_a_dtype_takes_the_defaults_of_the_device():
+    # On a device without 64-bit kernels the defaults are 32-bit (JAX's with x64 disabled;
+    # the array API lets them depend on the device): `ones(3, device=wgpu) + 1` was
+    # "wgpu does not support add on float64".
+    info = dlarray.__array_namespace_info__()
+    cpu = dlarray.devices("cpu")[0]
+    assert info.default_dtypes(device=cpu)["real floating"] == dlarray.float64
+    assert dlarray.ones(2, device=cpu).dtype == dlarray.float64
+    assert dlarray.asarray([1, 2], device=cpu).dtype == dlarray.int64
+    for gpu in devices("wgpu"):
+        d = info.default_dtypes(device=gpu)
+        assert (d["real floating"], d["integral"], d["indexing"]) == (
+            dlarray.float32, dlarray.int32, dlarray.int32)
+        floats = [
+            dlarray.ones(3, device=gpu), dlarray.zeros(3, device=gpu), dlarray.empty(3, device=gpu),
+            dlarray.full(3, 1.5, device=gpu), dlarray.linspace(0, 1, 3, device=gpu),
+            dlarray.eye(3, device=gpu)[0], dlarray.asarray([1.0, 2.0, 3.0], device=gpu),
+            dlarray.arange(0.0, 3.0, device=gpu),
+        ]
+        for a in floats:
+            assert a.dtype == dlarray.float32, a
+            assert (a + 1).shape == (3,)
+        ints = [dlarray.arange(3, device=gpu), dlarray.full(3, 7, device=gpu),
+                dlarray.asarray([1, 2, 3], device=gpu)]
+        for a in ints:
+            assert a.dtype == dlarray.int32, a
+            assert (a * 2).shape == (3,)
+        with pytest.raises(OverflowError):
+            dlarray.asarray([2**40], device=gpu)
+        # A dtype asked for, or the data's own, is kept (stored there, not computed).
+        assert dlarray.ones(2, dtype="float64", device=gpu).dtype == dlarray.float64
+        assert dlarray.asarray(np.array([1.0]), device=gpu).dtype == dlarray.float64
 
 
 def test_basic_indexing_matches_numpy():
@@ -884,7 +923,7 @@ def test_repeat_with_counts_and_vecdot_keeps_the_dtype():
     with pytest.raises(ValueError, match="more than an array can hold"):
         dlarray.repeat(a, (2**62, 4), axis=0)
     with pytest.raises(ValueError, match="sum overflows"):
-        dlarray.repeat(a, (2**64 - 1, 1), axis=0)
+        dlarray.repeat(a, (2**64 - 1, 2**63), axis=0)
     with pytest.raises(MemoryError):
         dlarray.repeat(a, (2**40, 1), axis=0)
     with pytest.raises(ValueError, match="negative"):

@@ -182,6 +182,26 @@ impl Device {
     pub fn kernel_dtypes(&self) -> Vec<crate::dtype::DType> {
         self.0.backend.kernel_dtypes(self.0.desc.index)
     }
+    /// The dtype an array made here gets where the caller named none and NumPy's default
+    /// is `want` (float64, int64, complex128): `want` where this device computes it, else
+    /// its 32-bit counterpart where that computes (wgpu: JAX's defaults with x64 disabled,
+    /// as PyTorch's float32 on Apple's GPUs), else `want` (stored, not computed).
+    pub fn default_dtype(&self, want: crate::dtype::DType) -> crate::dtype::DType {
+        use crate::dtype::DType;
+        let narrow = match want {
+            DType::F64 => DType::F32,
+            DType::I64 => DType::I32,
+            DType::U64 => DType::U32,
+            DType::Complex128 => DType::Complex64,
+            _ => return want,
+        };
+        let computes = self.kernel_dtypes();
+        if computes.contains(&want) || !computes.contains(&narrow) {
+            want
+        } else {
+            narrow
+        }
+    }
     /// What computes `matmul` here (see [`Backend::matmul_engine`]).
     pub fn matmul_engine(&self) -> Option<String> {
         self.0.backend.matmul_engine(self.0.desc.index)
