@@ -370,6 +370,37 @@ def test_creation_without_a_dtype_takes_the_defaults_of_the_device():
         assert dlarray.asarray(np.array([1.0]), device=gpu).dtype == dlarray.float64
 
 
+def test_wgpu_as_the_only_backend_computes_the_common_work():
+    # With no CPU backend, the default device is wgpu: host-computed indices (argsort, nonzero,
+    # masks, unique, searchsorted, .at) were made there in int64 and cast there ("wgpu does
+    # not support cast on int64"), and NumPy arrays could not be imported ("no CPU device is
+    # available to hold imported host memory"): they are copied onto the default device.
+    if not devices("wgpu"):
+        return
+    import os
+    import subprocess
+    code = """
+import numpy as np, dlarray as dl
+assert all(str(d).startswith("wgpu") for d in dl.devices())
+x = dl.linspace(0, 1, 12).reshape((3, 4))
+assert x.dtype == dl.float32 and dl.arange(3).dtype == dl.int32
+n = np.asarray(x)
+np.testing.assert_array_equal(np.asarray(dl.argsort(-x, axis=1)), np.argsort(-n, axis=1))
+np.testing.assert_array_equal(np.asarray(x[x > 0.5]), n[n > 0.5])
+np.testing.assert_array_equal(np.asarray(dl.unique_values(dl.arange(6) % 3)), [0, 1, 2])
+np.testing.assert_array_equal(np.asarray(dl.searchsorted(dl.arange(5), dl.asarray([2.5]))), [3])
+np.testing.assert_array_equal(np.asarray(x.at[0, 0].set(5.0))[0, 0], 5.0)
+h = np.arange(4, dtype=np.float32)
+y = dl.asarray(h)
+assert str(y.device).startswith("wgpu")
+np.testing.assert_array_equal(np.asarray(dl.from_dlpack(h) + y), h * 2)
+np.testing.assert_array_equal(np.asarray(h + y), h * 2)
+"""
+    env = dict(os.environ, DLARRAY_BACKENDS="wgpu", DLARRAY_REQUIRE="wgpu")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+
+
 def test_basic_indexing_matches_numpy():
     n = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
     a = dlarray.asarray(n.tolist(), dtype="float32")

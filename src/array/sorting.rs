@@ -83,8 +83,17 @@ impl Array {
     /// Indices computed on the host (int64) as this array's devices take them: int32 where
     /// they have no 64-bit kernels, as `argmax` gives them there (JAX without x64): int64
     /// indices on wgpu could not be added to or compared there.
+    /// The narrowing happens on the host: `host` is on the default device, which may itself
+    /// lack 64-bit kernels (wgpu as the only backend).
     pub(super) fn indices_on(&self, host: Array, place: &Sharding) -> Result<Array> {
-        host.astype(self.on_devices(DType::I64))?.device_put(place)
+        match self.on_devices(DType::I64) {
+            DType::I64 => host.device_put(place),
+            _ => {
+                // An index past i32 indexes nothing on a device without 64-bit types.
+                let narrow: Vec<i32> = host.to_i64_vec()?.into_iter().map(|i| i as i32).collect();
+                Array::from_vec(narrow, host.shape())?.device_put(place)
+            }
+        }
     }
 
     /// The indices that sort the array along `axis` (stable), as int64 (int32 on devices

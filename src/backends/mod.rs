@@ -265,7 +265,7 @@ pub trait Backend: Send + Sync + Debug {
             _ => Err(Error::Backend {
                 backend: self.name().to_string(),
                 message: format!(
-                    "cannot wrap foreign memory at {address:?} as `{kind}` memory of device                      {device}"
+                    "cannot wrap foreign memory at {address:?} as `{kind}` memory of device {device}"
                 ),
             }),
         }

@@ -70,12 +70,19 @@ pub(crate) fn target_device(d: DLDevice) -> Result<(Device, MemoryKind, bool)> {
             let d = find_device(|dev| dev.platform() == "cpu")?;
             Some(HOST.get_or_init(|| d).clone())
         });
-        found
-            .map(|dev| {
-                let kind = dev.default_memory_kind();
-                (dev, kind, true)
-            })
-            .ok_or_else(|| bad("no CPU device is available to hold imported host memory"))
+        // Without a CPU backend (`DLARRAY_BACKENDS=wgpu`), host memory is copied onto the
+        // default device (`wrap` uploads what its device cannot hold), as an import of
+        // misaligned memory is: the array API's `copy=None` copies where it must.
+        let dev = match found {
+            Some(dev) => dev,
+            None => crate::backends::registry::default_device().map_err(|e| {
+                bad(format!(
+                    "no device is available to hold imported host memory: {e}"
+                ))
+            })?,
+        };
+        let kind = dev.default_memory_kind();
+        Ok((dev, kind, true))
     };
     if d == DLDevice::CPU {
         return cpu();
