@@ -165,6 +165,16 @@ pub fn arange(
     let st = step.map(f).transpose()?.unwrap_or(1.0);
     let default = if all_int { DType::I64 } else { DType::F64 };
     let dt = crate::functions::dtype_for(dtype, default, device)?;
+    if all_int && dtype.is_none() && dt != default {
+        // The device's 32-bit default (wgpu) holds the bounds or raises, as JAX with x64
+        // disabled: NumPy's wrap-around applies to a dtype asked for, not to one we chose.
+        for v in [Some(start), stop].into_iter().flatten() {
+            match crate::operand::py_int(v)? {
+                Ok(i) => crate::convert::int_fits(i, dt)?,
+                Err(_) => return Err(crate::convert::too_large()),
+            }
+        }
+    }
     let a = Array::arange(lo, hi, st, dt).map_err(to_py)?;
     crate::functions::placed(py, a, device)
 }

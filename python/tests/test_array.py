@@ -365,6 +365,10 @@ def test_creation_without_a_dtype_takes_the_defaults_of_the_device():
             assert (a * 2).shape == (3,)
         with pytest.raises(OverflowError):
             dlarray.asarray([2**40], device=gpu)
+        with pytest.raises(OverflowError):
+            dlarray.arange(2**31 - 2, 2**31 + 2, device=gpu)  # int32 would wrap
+        with pytest.raises(OverflowError):
+            dlarray.full(2, 2**40, device=gpu)
         # A dtype asked for, or the data's own, is kept (stored there, not computed).
         assert dlarray.ones(2, dtype="float64", device=gpu).dtype == dlarray.float64
         assert dlarray.asarray(np.array([1.0]), device=gpu).dtype == dlarray.float64
