@@ -168,3 +168,48 @@ fn quick_runs_everywhere_and_writes_json_and_svg() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// With wgpu as the only backend, the main job and `bench --quick` run: the job's sharded
+/// rows had no host device to go over ("mesh shape [0] needs 0 devices"), and every bench
+/// cell made its operands in float64 on the default device, which wgpu cannot cast ("does
+/// not support cast on float64"), so each was skipped.
+#[test]
+fn wgpu_as_the_only_backend_runs_the_job_and_the_bench() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_dlarray"))
+            .args(args)
+            .env("DLARRAY_BACKENDS", "wgpu")
+            .env("DLARRAY_REQUIRE", "wgpu")
+            .output()
+            .expect("run dlarray")
+    };
+    let job = run(&[]);
+    let text = String::from_utf8_lossy(&job.stdout);
+    assert!(
+        job.status.success() && text.contains("all checks passed"),
+        "{text}\n{}",
+        String::from_utf8_lossy(&job.stderr)
+    );
+    let out = run(&[
+        "bench",
+        "--quick",
+        "--dtypes",
+        "f32",
+        "--ops",
+        "add,sum,cast",
+    ]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("skipped"), "{stderr}");
+    for op in ["add", "sum", "cast"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.contains("wgpu:0") && l.contains(op)),
+            "{op}: {stdout}"
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! The benchmarked ops: what each moves or computes, and one timed run of it on a device.
 
-use dlarray::{Array, Axes, DType, Device, ExportOptions, Result};
+use dlarray::{Array, Axes, DType, Device, ExportOptions, Result, Scalar, Sharding};
 
 /// One benchmarked operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,10 +161,10 @@ impl Cell {
         peer: Option<Device>,
     ) -> Result<Cell> {
         let n: usize = shape.iter().product();
+        // Made on the device in `dtype` (a float64 array cast on the default device fails
+        // where that device has no 64-bit kernels: wgpu as the only backend).
         let fill = |v: f64| -> Result<Array> {
-            Array::full(shape, v, DType::F64)?
-                .astype(dtype)?
-                .to_device(device)
+            Array::full_sharded(shape, Scalar::Float(v), dtype, &Sharding::single(device))
         };
         let (x, y) = (fill(0.5)?, fill(0.25)?);
         let upload: Option<Upload> = (op == Op::H2d).then(|| {
