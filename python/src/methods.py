@@ -163,9 +163,11 @@ def install(Array, m):
             if pos.size == 0:
                 return x
             count = hi - lo
+            # A zero of x's dtype: a Python 0 beside a bool array is an int (NumPy's where).
+            zero = m.zeros((), dtype=x.dtype, device=x.device)
             for r in range(int(m.max(count).item())):
                 k = m.clip(lo + r, 0, pos.size - 1)
-                v = m.where(count > r, m.take(y, k), 0)
+                v = m.where(count > r, m.take(y, k), zero)
                 x = x + m.reshape(v, x.shape)
             return m._placed_like(x, self.x)
 

@@ -169,6 +169,13 @@ def test_pickle_copy_format_round_divmod_and_tobytes():
 def test_functional_updates_with_at_match_numpy_assignment():
     """x.at[idx].set(y) / .add(y) / .get(), as JAX's: the array with x[idx] replaced or
     increased (NumPy's x[idx] = y and np.add.at), for every kind of index."""
+    # A bool array stays bool (np.add.at's logical or): its zero padding was a Python 0,
+    # which `where` types as int64 beside bools, and the sum came back int64.
+    b = np.array([True, False, False])
+    np.add.at(b, [1, 1], True)
+    got = dlarray.asarray([True, False, False]).at[dlarray.asarray([1, 1])].add(True)
+    assert got.dtype == dlarray.bool
+    np.testing.assert_array_equal(np.asarray(got), b)
     n = np.arange(12, dtype=np.float32).reshape(3, 4)
     a = dlarray.asarray(n)
     keys = [(0, 1), (slice(None), 2), (slice(None, None, 2),), (Ellipsis, -1), (1,),
