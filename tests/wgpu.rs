@@ -520,6 +520,49 @@ fn promotion_over_operands_on_several_devices_narrows_for_each() {
     assert_eq!((&i + &f).unwrap().dtype(), DType::F64);
 }
 
+/// A dtype wgpu stores but cannot compute converts there when the user asks for it
+/// (`astype_anywhere`, Python's `astype`): through the host, back into the same device. The
+/// ops' own casts (`astype`) still refuse, so 64-bit data is never narrowed silently.
+#[test]
+fn stored_dtypes_convert_on_request_through_the_host() {
+    let cpu = dlarray::devices()
+        .unwrap()
+        .into_iter()
+        .find(|d| d.platform() == "cpu")
+        .unwrap();
+    for dev in gpus() {
+        if dev.kernel_dtypes().contains(&DType::F64) {
+            continue;
+        }
+        let a = Array::from_slice_on(&[1.5f64, -2.0, 3.25], &[3], &dev).unwrap();
+        assert!(matches!(
+            a.astype(DType::F32),
+            Err(Error::Unsupported { .. })
+        ));
+        let f = a.astype_anywhere(DType::F32).unwrap();
+        assert_eq!((f.dtype(), f.devices()), (DType::F32, vec![dev.clone()]));
+        assert_eq!(f.to_vec::<f32>().unwrap(), [1.5, -2.0, 3.25]);
+        let i = a.astype_anywhere(DType::I64).unwrap();
+        assert_eq!(i.to_vec::<i64>().unwrap(), [1, -2, 3]);
+        // And back to a stored dtype, from a strided view, over a cpu + wgpu sharding.
+        let back = f.slice(&[Slice::with_step(0, 3, 2)]).unwrap();
+        assert_eq!(
+            back.astype_anywhere(DType::F64)
+                .unwrap()
+                .to_vec::<f64>()
+                .unwrap(),
+            [1.5, 3.25]
+        );
+        let sharded = Array::from_slice_on(&[1.0f64, 2.0, 3.0, 4.0], &[4], &cpu)
+            .unwrap()
+            .device_put(&dlarray::Sharding::split(vec![cpu.clone(), dev.clone()], 0).unwrap())
+            .unwrap();
+        let s = sharded.astype_anywhere(DType::F32).unwrap();
+        assert_eq!(s.devices(), vec![cpu.clone(), dev.clone()]);
+        assert_eq!(s.to_vec::<f32>().unwrap(), [1.0, 2.0, 3.0, 4.0]);
+    }
+}
+
 /// A reduction that takes two passes (a (3, 1000) float16 array to one value) stores float16
 /// from the first pass's float32 partials: its last shader lacked `enable f16;` and failed to
 /// compile. And var/std of integers take float32 where float64 has no kernels (as `mean`); they

@@ -325,9 +325,11 @@ impl PyArray {
         copy: bool,
     ) -> PyResult<PyArray> {
         let dt = crate::dtype_arg::dtype_arg(dtype)?;
+        // A conversion asked for: through the host where the device has no cast kernel
+        // for it (a float64 array stored on wgpu converts there too).
         py.detach(|| match (dt == self.0.dtype(), copy) {
             (true, true) => self.0.deep_copy(),
-            _ => self.0.astype(dt),
+            _ => self.0.astype_anywhere(dt),
         })
         .map(PyArray)
         .map_err(to_py)

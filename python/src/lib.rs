@@ -452,7 +452,7 @@ pub(crate) fn asarray(
                 }
                 shared = false;
             }
-            py.detach(|| a.astype(dt)).map_err(to_py)?
+            py.detach(|| a.astype_anywhere(dt)).map_err(to_py)?
         }
         None => a,
     };

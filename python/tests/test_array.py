@@ -376,9 +376,15 @@ def test_creation_without_a_dtype_takes_the_defaults_of_the_device():
             dlarray.arange(2**31 - 2, 2**31 + 2, device=gpu)  # int32 would wrap
         with pytest.raises(OverflowError):
             dlarray.full(2, 2**40, device=gpu)
-        # A dtype asked for, or the data's own, is kept (stored there, not computed).
+        # A dtype asked for, or the data's own, is kept (stored there, not computed) ...
         assert dlarray.ones(2, dtype="float64", device=gpu).dtype == dlarray.float64
-        assert dlarray.asarray(np.array([1.0]), device=gpu).dtype == dlarray.float64
+        stored = dlarray.asarray(np.array([1.5, -2.0]), device=gpu)
+        assert stored.dtype == dlarray.float64
+        # ... and converts there when asked (through the host: wgpu has no float64 cast).
+        for f in (stored.astype(dlarray.float32), dlarray.astype(stored, dlarray.float32),
+                  dlarray.asarray(stored, dtype=dlarray.float32)):
+            assert f.dtype == dlarray.float32 and f.device == gpu
+            np.testing.assert_array_equal(np.asarray(f + 1), [2.5, -1.0])
 
 
 def test_wgpu_as_the_only_backend_computes_the_common_work():

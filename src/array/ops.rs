@@ -258,7 +258,7 @@ impl Array {
     /// The array whose shards are `kernel`'s outputs (of `dtype`) for this array's shards,
     /// each given its device and memory kind; same shape and sharding.
     #[inline]
-    fn per_shard(
+    pub(super) fn per_shard(
         &self,
         dtype: DType,
         kernel: impl Fn(&Device, TensorRef<'_>, MemoryKind) -> Result<SharedBuffer> + Sync,
