@@ -458,22 +458,32 @@ fn promotion_to_64_bits_computes_in_32_for_every_promoting_op() {
     assert_eq!(less.to_vec::<bool>().unwrap(), [true, false]);
 }
 
-/// An op over arrays on different devices narrows for every device that casts an operand:
-/// each operand is cast where it is, so an int32 array on the CPU divided by one on wgpu (or
-/// `where`, `matmul`, `concat`, `isin`, `searchsorted` with an operand there) computes in
-/// 32 bits. Only the first
-/// operand's devices were asked, and wgpu refused the float64 cast of its own operand.
-#[test]
-fn promotion_over_operands_on_several_devices_narrows_for_each() {
-    let cpu = dlarray::devices()
+/// The first CPU device.
+fn cpu_device() -> Device {
+    dlarray::devices()
         .unwrap()
         .into_iter()
         .find(|d| d.platform() == "cpu")
-        .unwrap();
-    for dev in gpus() {
-        if dev.kernel_dtypes().contains(&DType::F64) {
-            continue;
-        }
+        .expect("a cpu device")
+}
+
+/// The wgpu devices with no kernels for `dtype`.
+fn gpus_without(dtype: DType) -> Vec<Device> {
+    gpus()
+        .into_iter()
+        .filter(|d| !d.kernel_dtypes().contains(&dtype))
+        .collect()
+}
+
+/// An op over arrays on different devices narrows for every device that casts an operand:
+/// each operand is cast where it is, so an int32 array on the CPU divided by one on wgpu (or
+/// `where`, `matmul`, `concat`, `isin`, `searchsorted` with an operand there) computes in
+/// 32 bits. Only the first operand's devices were asked, and wgpu refused the float64 cast
+/// of its own operand.
+#[test]
+fn promotion_over_operands_on_several_devices_narrows_for_each() {
+    let cpu = cpu_device();
+    for dev in gpus_without(DType::F64) {
         // The defaults of arrays made without a dtype: 32 bits here.
         assert_eq!(dev.default_dtype(DType::F64), DType::F32);
         assert_eq!(dev.default_dtype(DType::I64), DType::I32);
@@ -525,15 +535,8 @@ fn promotion_over_operands_on_several_devices_narrows_for_each() {
 /// ops' own casts (`astype`) still refuse, so 64-bit data is never narrowed silently.
 #[test]
 fn stored_dtypes_convert_on_request_through_the_host() {
-    let cpu = dlarray::devices()
-        .unwrap()
-        .into_iter()
-        .find(|d| d.platform() == "cpu")
-        .unwrap();
-    for dev in gpus() {
-        if dev.kernel_dtypes().contains(&DType::F64) {
-            continue;
-        }
+    let cpu = cpu_device();
+    for dev in gpus_without(DType::F64) {
         let a = Array::from_slice_on(&[1.5f64, -2.0, 3.25], &[3], &dev).unwrap();
         assert!(matches!(
             a.astype(DType::F32),
