@@ -10,7 +10,6 @@ mod composed;
 pub(crate) mod foreign;
 pub mod format;
 mod gather;
-mod host_cast;
 mod join;
 mod matmul;
 mod ops;
