@@ -88,20 +88,19 @@ pub(crate) fn clipped(
     // Array bounds: all three cast first to the dtype they promote to (maximum and minimum
     // are exact in it), so that where a device holding one has no 64-bit kernels they
     // compute in 32 bits, as any op there (step by step, `x` met one bound as float64 and
-    // the next one's device refused that).
-    let mut bounds = [None, None];
-    let mut arrays = vec![x.clone()];
-    for (slot, b) in bounds.iter_mut().zip([min, max]) {
-        if let Some(b) = b {
-            if weak_scalar(b, x.dtype())?.is_none() {
-                let o = operand(x, b)?;
-                arrays.push(o.clone());
-                *slot = Some(o);
-            }
-        }
+    // the next one's device refused that). `None` marks a Python scalar bound.
+    let mut limits: Vec<(BinaryOp, &Bound<'_, PyAny>, Option<Array>)> = Vec::with_capacity(2);
+    for (bound, op) in [(min, BinaryOp::Maximum), (max, BinaryOp::Minimum)] {
+        let Some(b) = bound else { continue };
+        let array = match weak_scalar(b, x.dtype())? {
+            Some(_) => None,
+            None => Some(operand(x, b)?),
+        };
+        limits.push((op, b, array));
     }
-    let refs: Vec<&Array> = arrays.iter().collect();
-    let dtype = Array::promoted_on_devices(&refs);
+    let mut arrays: Vec<&Array> = vec![x];
+    arrays.extend(limits.iter().filter_map(|l| l.2.as_ref()));
+    let dtype = Array::promoted_on_devices(&arrays);
     let cast = |a: &Array| -> PyResult<Array> {
         if a.dtype() == dtype {
             Ok(a.clone())
@@ -111,31 +110,22 @@ pub(crate) fn clipped(
     };
     // In NumPy's order, `minimum(maximum(x, min), max)`: `max` wins where min > max.
     let mut a = cast(x)?;
-    for ((bound, array), op) in [min, max]
-        .into_iter()
-        .zip(bounds)
-        .zip([BinaryOp::Maximum, BinaryOp::Minimum])
-    {
-        a = match (bound, array) {
-            (_, Some(o)) => {
+    for (op, b, array) in limits {
+        a = match (array, weak_scalar(b, a.dtype())?) {
+            (Some(o), _) => {
                 let o = cast(&o)?;
                 run(py, || a.binary(op, &o))?.0
             }
-            (Some(b), None) => match weak_scalar(b, a.dtype())? {
-                Some(v) => {
-                    let (lo, hi) = if op == BinaryOp::Maximum {
-                        (Some(v), None)
-                    } else {
-                        (None, Some(v))
-                    };
-                    run(py, || a.clip_to(lo, hi))?.0
-                }
-                None => {
-                    let o = cast(&operand(&a, b)?)?;
-                    run(py, || a.binary(op, &o))?.0
-                }
-            },
-            (None, None) => continue,
+            (None, Some(v)) => {
+                let (lo, hi) = if op == BinaryOp::Maximum {
+                    (Some(v), None)
+                } else {
+                    (None, Some(v))
+                };
+                run(py, || a.clip_to(lo, hi))?.0
+            }
+            // A scalar stays one whatever the dtype it is read for.
+            (None, None) => a,
         };
     }
     Ok(PyArray(a))

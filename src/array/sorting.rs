@@ -90,7 +90,11 @@ impl Array {
             DType::I64 => host.device_put(place),
             _ => {
                 // An index past i32 indexes nothing on a device without 64-bit types.
-                let narrow: Vec<i32> = host.to_i64_vec()?.into_iter().map(|i| i as i32).collect();
+                let narrow: Vec<i32> = host
+                    .to_vec::<i64>()?
+                    .into_iter()
+                    .map(|i| i as i32)
+                    .collect();
                 Array::from_vec(narrow, host.shape())?.device_put(place)
             }
         }
