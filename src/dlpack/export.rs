@@ -179,10 +179,20 @@ impl Array {
 
     /// Exports as DLPack following the array API's `__dlpack__` rules.
     ///
-    /// The in-place export of host memory is the hot path (every `np.from_dlpack`): what
-    /// only the other cases need (errors, copies, the fallback's log line) lives in functions
-    /// of its own, so the hot path runs through fewer instructions and cache lines.
+    /// The in-place export of CPU memory is the hot path (every `np.from_dlpack`): it is built
+    /// directly, and what only the other cases need (errors, copies, the fallback's log line)
+    /// lives in functions of its own, so the hot path runs through fewer instructions and
+    /// cache lines.
     pub fn to_dlpack_with(&self, o: ExportOptions) -> Result<DLPackTensor> {
+        match self.cpu_in_place(&o) {
+            Some(t) => t,
+            None => self.planned_export(o),
+        }
+    }
+
+    /// Every export by the rules, through a [`Plan`]; [`cpu_in_place`](Self::cpu_in_place)
+    /// gives the same tensor for the case it takes.
+    fn planned_export(&self, o: ExportOptions) -> Result<DLPackTensor> {
         let versioned = match o.max_version {
             None => false,
             Some((major, minor)) if (major, minor) < (0, 5) => {
@@ -212,6 +222,58 @@ impl Array {
             flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
         }
         Ok(build(plan, self.shape(), self.dtype(), versioned, flags))
+    }
+
+    /// The export nearly every consumer asks for (`np.from_dlpack`, `torch.from_dlpack` of a
+    /// CPU array): plain CPU memory, in place, no device or copy requested. It is what the
+    /// general path below decides for these options, decided without its plan: the device's
+    /// `Result`, the match over devices and the moves of a `Plan` through three functions
+    /// were ~100 of an export's ~500 instructions, and spread its path over more cache lines
+    /// (`np.from_dlpack` runs dlarray's export between NumPy's and Python's own code, and
+    /// the three together overflow sets of the instruction cache). `None`: anything else,
+    /// or anything the general path refuses (it then says why).
+    #[inline]
+    fn cpu_in_place(&self, o: &ExportOptions) -> Option<Result<DLPackTensor>> {
+        let versioned = match o.max_version {
+            None => false,
+            Some((major, _)) if major >= 1 => true,
+            Some((0, minor)) if minor >= 5 => false,
+            Some(_) => return None,
+        };
+        if o.dl_device.is_some() || o.copy == Some(true) {
+            return None;
+        }
+        let s = self.single()?;
+        let kind = s.memory_kind();
+        let read_only = self.is_read_only();
+        if !s.device.dlpack_device_is(kind, DLDevice::CPU)
+            || (read_only && !versioned)
+            || s.buffer.address().host().is_none()
+        {
+            return None;
+        }
+        if let Err(e) = sync_for_consumer(&s.device, kind, &*s.buffer, DLDevice::CPU, o.stream) {
+            return Some(Err(e));
+        }
+        let flags = versioned.then_some(if read_only {
+            DLPACK_FLAG_BITMASK_READ_ONLY
+        } else {
+            0
+        });
+        let dtype = self.dtype();
+        let data = data_ptr(&*s.buffer, &s.layout, dtype);
+        // The array itself rides along: it keeps the memory alive, and a tensor that comes
+        // back to dlarray is this array again (`reclaim`).
+        let owned = managed(
+            data,
+            DLDevice::CPU,
+            &s.layout,
+            dtype,
+            flags,
+            None,
+            Some(self.clone()),
+        );
+        Some(Ok(DLPackTensor::from_owned(owned, None)))
     }
 
     #[cold]
@@ -524,10 +586,27 @@ fn build(
             )
         }
     };
+    let flags = versioned.then_some(flags);
+    let owned = managed(data, plan.device, layout, dtype, flags, keep, plan.origin);
+    DLPackTensor::from_owned(owned, plan.fallback)
+}
+
+/// The managed tensor describing `layout` over `data` as DLPack `device`: versioned with
+/// `flags` when they are given, else legacy. `keep` and `origin` go into the holder.
+#[inline]
+fn managed(
+    data: *mut c_void,
+    device: DLDevice,
+    layout: &Layout,
+    dtype: crate::DType,
+    flags: Option<u64>,
+    keep: Option<SharedBuffer>,
+    origin: Option<Array>,
+) -> Owned {
     let (code, bits) = dtype.dlpack_code_bits();
     let dl_tensor = DLTensor {
         data,
-        device: plan.device,
+        device,
         ndim: layout.ndim() as i32,
         dtype: DLDataType {
             code,
@@ -538,27 +617,29 @@ fn build(
         strides: std::ptr::null_mut(),
         byte_offset: 0,
     };
-    let owned = if versioned {
-        let managed = DLManagedTensorVersioned {
-            version: DLPackVersion {
-                major: DLPACK_MAJOR_VERSION,
-                minor: DLPACK_MINOR_VERSION,
-            },
-            manager_ctx: std::ptr::null_mut(),
-            deleter: Some(delete_versioned),
-            flags,
-            dl_tensor,
-        };
-        Owned::Versioned(leak(managed, layout, keep, plan.origin))
-    } else {
-        let managed = DLManagedTensor {
-            dl_tensor,
-            manager_ctx: std::ptr::null_mut(),
-            deleter: Some(delete_legacy),
-        };
-        Owned::Legacy(leak(managed, layout, keep, plan.origin))
-    };
-    DLPackTensor::from_owned(owned, plan.fallback)
+    match flags {
+        Some(flags) => {
+            let managed = DLManagedTensorVersioned {
+                version: DLPackVersion {
+                    major: DLPACK_MAJOR_VERSION,
+                    minor: DLPACK_MINOR_VERSION,
+                },
+                manager_ctx: std::ptr::null_mut(),
+                deleter: Some(delete_versioned),
+                flags,
+                dl_tensor,
+            };
+            Owned::Versioned(leak(managed, layout, keep, origin))
+        }
+        None => {
+            let managed = DLManagedTensor {
+                dl_tensor,
+                manager_ctx: std::ptr::null_mut(),
+                deleter: Some(delete_legacy),
+            };
+            Owned::Legacy(leak(managed, layout, keep, origin))
+        }
+    }
 }
 
 /// A tensor dlarray exported, coming back to dlarray: rebuild the array from what the holder
@@ -603,3 +684,7 @@ pub(crate) unsafe fn reclaim(owned: Owned) -> std::result::Result<Array, Owned> 
         }
     }
 }
+
+#[cfg(test)]
+#[path = "export_tests.rs"]
+mod tests;
