@@ -229,6 +229,8 @@ pub(crate) mod recycle {
 
     /// Memory for `layout` (non-zero size): a kept block, or the allocator's (which aborts
     /// when memory runs out, as `Box::new` does).
+    // In the DLPack export's hot section (see `Array::to_dlpack_with`).
+    #[cfg_attr(target_os = "linux", unsafe(link_section = ".text.hot.dlpack_export"))]
     pub(crate) fn alloc(layout: Layout) -> NonNull<u8> {
         if let Some(p) = thread_blocks::take(&BLOCKS, layout) {
             return p;
@@ -243,6 +245,8 @@ pub(crate) mod recycle {
     ///
     /// # Safety
     /// `ptr` came from `alloc(layout)`, holds no live value, and is not used afterwards.
+    // In the DLPack export's hot section (see `Array::to_dlpack_with`).
+    #[cfg_attr(target_os = "linux", unsafe(link_section = ".text.hot.dlpack_export"))]
     pub(crate) unsafe fn free(ptr: NonNull<u8>, layout: Layout) {
         let kept = layout.size() <= MAX_SIZE && thread_blocks::put(&BLOCKS, ptr, layout);
         if !kept {

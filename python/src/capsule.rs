@@ -29,6 +29,8 @@ unsafe extern "C" fn destroy_legacy(capsule: *mut ffi::PyObject) {
 }
 
 /// Capsule destructor for `dltensor_versioned` capsules.
+// In the DLPack export's hot section (see `Array::to_dlpack_with`).
+#[cfg_attr(target_os = "linux", unsafe(link_section = ".text.hot.dlpack_export"))]
 unsafe extern "C" fn destroy_versioned(capsule: *mut ffi::PyObject) {
     // SAFETY: as `destroy_legacy`, for `DLManagedTensorVersioned`.
     unsafe {

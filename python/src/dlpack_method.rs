@@ -182,6 +182,8 @@ where
     v.extract()
 }
 
+// In the DLPack export's hot section (see `Array::to_dlpack_with`).
+#[cfg_attr(target_os = "linux", unsafe(link_section = ".text.hot.dlpack_export"))]
 unsafe extern "C" fn dlpack_fastcall(
     slf: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,

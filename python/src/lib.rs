@@ -137,28 +137,47 @@ pub(crate) fn from_dlpack(
     device: Option<&Bound<'_, PyAny>>,
     copy: Option<bool>,
 ) -> PyResult<PyArray> {
-    let py = x.py();
-    let target = device.map(device_arg).transpose()?;
-    if target.is_none() && copy.is_none() {
+    if device.is_none() && copy.is_none() {
         if let Ok(a) = x.cast::<PyArray>() {
             return Ok(PyArray(a.get().0.clone())); // our own array: nothing to exchange
         }
-        // The C exchange API skips the Python-level call and the capsule (NumPy has none).
-        if !is_ndarray(x)
-            && let Some(api) = exchange::producer_table(x)
-        {
+        if is_ndarray(x) {
+            // A NumPy array, as is: NumPy's own call (its arrays are host memory: no
+            // stream). The common case, apart from the general path below so that its code
+            // stays on few instruction-cache lines (see `import_numpy`).
+            if let Some(c) = call_dlpack_by_name(x) {
+                return import_capsule(&c);
+            }
+        } else if let Some(api) = exchange::producer_table(x) {
+            // The C exchange API skips the Python-level call and the capsule.
             return exchange::import_with(x, api).map(PyArray);
         }
     }
-    // A NumPy array, as is: NumPy's own call (its arrays are host memory: no stream).
-    let numpy_capsule = if target.is_none() && copy.is_none() && is_ndarray(x) {
-        call_dlpack_by_name(x)
-    } else {
-        None
-    };
-    let capsule = if let Some(c) = numpy_capsule {
-        c
-    } else if let Ok(method) = x.getattr(pyo3::intern!(py, "__dlpack__")) {
+    from_dlpack_general(x, device, copy)
+}
+
+/// The array in a capsule a producer just made (consumed here).
+#[inline]
+fn import_capsule(capsule: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+    let raw = capsule::consume(capsule)?;
+    // SAFETY: `consume` took ownership of a managed tensor from a valid capsule. (Import
+    // only validates and wraps: cheap enough to keep the GIL.)
+    unsafe { Array::from_dlpack_raw(raw) }
+        .map(PyArray)
+        .map_err(to_py)
+}
+
+/// Every other producer, target device and copy request: the producer is asked by name,
+/// with the keywords the array API gives it.
+#[inline(never)]
+fn from_dlpack_general(
+    x: &Bound<'_, PyAny>,
+    device: Option<&Bound<'_, PyAny>>,
+    copy: Option<bool>,
+) -> PyResult<PyArray> {
+    let py = x.py();
+    let target = device.map(device_arg).transpose()?;
+    let capsule = if let Ok(method) = x.getattr(pyo3::intern!(py, "__dlpack__")) {
         // With a target device the producer is asked for it (`dl_device`), so a CUDA tensor
         // wanted on the CPU arrives as the producer's own host copy, as in NumPy and PyTorch.
         let wanted = target.as_ref().map(requested_dl_device);
@@ -187,10 +206,7 @@ pub(crate) fn from_dlpack(
             x.get_type().name()?
         )));
     };
-    let raw = capsule::consume(&capsule)?;
-    // SAFETY: `consume` took ownership of a managed tensor from a valid capsule. (Import
-    // only validates and wraps: cheap enough to keep the GIL.)
-    let a = unsafe { Array::from_dlpack_raw(raw) }.map_err(to_py)?;
+    let a = import_capsule(&capsule)?.0;
     let a = match target {
         Some(d) if a.devices() != vec![d.clone()] => {
             if copy == Some(false) {
