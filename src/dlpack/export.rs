@@ -184,10 +184,12 @@ impl Array {
     /// lives in functions of its own, so the hot path runs through fewer instructions and
     /// cache lines.
     // With the export's other hot functions in one section, which the linker puts first in
-    // `.text`: together, and where unrelated code cannot move them. Where its lines fall
-    // decides whether, beside NumPy's and Python's own code, a set of the L1 instruction
-    // cache overflows (70 misses a call against NumPy's 23, in callgrind's model, and
-    // 1.2-1.3x NumPy's time; `scripts/py_instructions.sh` counts both).
+    // `.text`, together: only their own code (and the size of what precedes `.text`) moves
+    // them, not changes elsewhere in the crate. Where their lines fall decides whether,
+    // beside NumPy's and Python's own code, a set of the L1 instruction cache overflows
+    // (70 misses a call against NumPy's 23, in callgrind's model, and 1.2-1.3x NumPy's
+    // time). Adding the import's functions to the section moved the export's lines into
+    // overflowing sets (51 misses): check with `scripts/py_instructions.sh` after a change.
     #[cfg_attr(target_os = "linux", unsafe(link_section = ".text.hot.dlpack_export"))]
     pub fn to_dlpack_with(&self, o: ExportOptions) -> Result<DLPackTensor> {
         match self.cpu_in_place(&o) {
