@@ -508,8 +508,6 @@ macro_rules! with_dtype {
     }};
 }
 
-/// [`DType::from_dlpack_code_bits`]'s table: rows are DLPack type codes up to `kDLBool`,
-/// columns 8, 16, 32, 64 and 128 bits.
 /// `(type code, bits)` per dtype, indexed by `DType as usize` (`ALL` lists the dtypes in
 /// declaration order, which the loop checks at compile time).
 const DLPACK_CODE_BITS: [(u8, u8); DType::ALL.len()] = {
@@ -524,12 +522,14 @@ const DLPACK_CODE_BITS: [(u8, u8); DType::ALL.len()] = {
     t
 };
 
+/// [`DType::from_dlpack_code_bits`]'s table: rows are DLPack type codes up to `kDLBool`,
+/// columns 8, 16, 32, 64 and 128 bits.
 const DLPACK_TABLE: [[Option<DType>; 5]; 7] = {
     let mut t = [[None; 5]; 7];
     let mut i = 0;
     while i < DType::ALL.len() {
         let d = DType::ALL[i];
-        let (code, bits) = d.dlpack_code_bits_of();
+        let (code, bits) = d.dlpack_code_bits();
         t[code as usize][(bits.trailing_zeros() - 3) as usize] = Some(d);
         i += 1;
     }

@@ -144,7 +144,7 @@ pub(crate) fn from_dlpack(
         if is_ndarray(x) {
             // A NumPy array, as is: NumPy's own call (its arrays are host memory: no
             // stream). The common case, apart from the general path below so that its code
-            // stays on few instruction-cache lines (see `import_numpy`).
+            // stays on few instruction-cache lines.
             if let Some(c) = call_dlpack_by_name(x) {
                 return import_capsule(&c);
             }
