@@ -10,10 +10,10 @@
 //! A fixed threshold is wrong on one of them.
 //!
 //! So each device keeps, per octave of the band, a moving average of the femtoseconds per
-//! byte each way took, runs the cheaper way, and now and then (one op in 256) a short
+//! byte each way took, runs the cheaper way, and now and then (one op in 256 to 2048) a short
 //! stretch of ops timed: a few the way in use, then a few the other way, so both figures
-//! follow the machine. Ops outside the stretches read no clock (a read costs ~35 ns here,
-//! 2 % of a 16K-element add). Chunks are set by the size alone (`Split::chunk`),
+//! follow the machine. Ops outside the stretches are not timed (a clock read costs ~20 ns
+//! here, 1 % of a 16K-element add). Chunks are set by the size alone (`Split::chunk`),
 //! so which way ran never changes a result's bits.
 //!
 //! The first figures come from a stretch too, run at once: a device's first ops of a size
@@ -43,7 +43,8 @@ use std::time::Duration;
 /// the more splitting pays.
 const OCTAVES: usize = 4;
 
-/// One op in `1 << EXPLORE_SHIFT` starts a stretch.
+/// In the top octave one op in `1 << EXPLORE_SHIFT` starts a stretch, and one octave down
+/// one in twice as many (see `explores`).
 const EXPLORE_SHIFT: u32 = 8;
 
 /// Ops in each half of a stretch: the way in use first, then the other way. The first op
@@ -62,7 +63,7 @@ const MAX_WAITS: u32 = 32;
 const YOUNG: u32 = 8;
 
 /// While a way of an octave has fewer than `YOUNG` samples, one op in this many starts a
-/// stretch (instead of one in `1 << EXPLORE_SHIFT`).
+/// stretch (instead of the one in 256 to 2048 of `explores`).
 const YOUNG_EVERY: u64 = 16;
 
 /// How a mid-size op runs, and whether its time counts.
@@ -123,7 +124,7 @@ impl MidBand {
                 || if young {
                     k % YOUNG_EVERY == 0
                 } else {
-                    explores(k)
+                    explores(k, octave)
                 };
             if !start {
                 return Choice {
@@ -140,12 +141,15 @@ impl MidBand {
             waits.store(0, Ordering::Relaxed);
         } else if split && !awake() && waits.fetch_add(1, Ordering::Relaxed) < MAX_WAITS {
             // Outside stretches the way in use runs; when that is alone, the helpers sleep
-            // by the time a stretch comes (one op in 256), and the split half's first op
-            // wakes them: tens of microseconds on a virtual machine, the time of several
-            // 2 µs ops. Split ops run meanwhile took their caller alone plus the
-            // splitting's overhead (2.2 µs against 1.7 for a 16K-element add, 1.3 with
-            // the helpers polling), and made splitting look dearer than it is: so they do
-            // not count, and the stretch waits.
+            // by the time a stretch comes, and the split half's first op wakes them: tens
+            // of microseconds on a virtual machine, the time of several 2 µs ops. Split ops
+            // run meanwhile took their caller alone plus the splitting's overhead (2.2 µs
+            // against 1.7 for a 16K-element add, 1.3 with the helpers polling), and made
+            // splitting look dearer than it is: so they do not count, and the stretch waits.
+            // They still split. Tried: running them alone (no post, no second wake-up
+            // call). Then the split ops counted after the wait took a 256K-element sum
+            // ~20 µs, then 6.7 µs, no faster than alone, against 5.1 µs for split ops in
+            // use; the band learned "alone" and the sum ran 30 % slower (cause not found).
             return Choice {
                 split,
                 octave: None,
@@ -197,11 +201,19 @@ fn octave(traffic: usize, band_min: usize) -> usize {
     (ratio.max(1).ilog2() as usize).min(OCTAVES - 1)
 }
 
-/// Whether the `k`th mid-size op starts a stretch: one in `1 << EXPLORE_SHIFT`, spread by
-/// a Weyl sequence rather than every so many ops, so that a loop whose length divides that
+/// Whether the `k`th mid-size op, of `octave`, starts a stretch: one in 256 in the top
+/// octave, and twice as rarely each octave down (one in 2048 in the lowest), spread by a
+/// Weyl sequence rather than every so many ops, so that a loop whose length divides that
 /// count does not always explore with the same op.
-fn explores(k: u64) -> bool {
-    k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - EXPLORE_SHIFT) == 0
+///
+/// Why rarer for smaller ops: a stretch costs about the same time whatever the op's size
+/// (waking the helpers, up to `MAX_WAITS` split ops while they wake, the caller slowed by
+/// their polling afterwards), so one every so many *bytes* keeps its share of the time flat.
+/// One in 256 at every octave cost a 16K-element float32 add 1.83-1.95 µs on average
+/// against 1.66 µs for the same op never split, while the figures it refreshed said "alone".
+fn explores(k: u64, octave: usize) -> bool {
+    let shift = EXPLORE_SHIFT + (OCTAVES - 1 - octave.min(OCTAVES - 1)) as u32;
+    k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - shift) == 0
 }
 
 #[cfg(test)]
@@ -250,13 +262,47 @@ mod tests {
                 .chain(&first[h + 1..])
                 .all(|c| c.octave == Some(0))
         );
-        // Alone is cheaper: most ops run alone, a few in stretches split.
-        let splits = feed(&band, MIN, 2000, 3000, 6400);
-        assert!((50..=250).contains(&splits), "{splits} of 6400 split");
+        // Alone is cheaper: most ops run alone, a few in stretches split (one stretch in
+        // 2048 ops in this lowest octave).
+        let splits = feed(&band, MIN, 2000, 3000, 51_200);
+        assert!((50..=250).contains(&splits), "{splits} of 51200 split");
         // The machine changes: splitting gets cheaper, and the stretches find out.
-        feed(&band, MIN, 2000, 1000, 2000);
-        let splits = feed(&band, MIN, 2000, 1000, 6400);
-        assert!(splits > 5600, "{splits} of 6400 split");
+        feed(&band, MIN, 2000, 1000, 16_000);
+        let splits = feed(&band, MIN, 2000, 1000, 51_200);
+        assert!(splits > 44_800, "{splits} of 51200 split");
+    }
+
+    #[test]
+    fn larger_ops_explore_more_often() {
+        // A stretch costs about the same time at every octave: the top one (8x the bytes)
+        // explores 8x as often as the lowest.
+        let stretches = |traffic: usize| {
+            let band = MidBand::default();
+            // Past the young samples, then count stretches (timed ops of the dearer way).
+            feed(&band, traffic, 2000, 3000, 4000);
+            let counted: usize = (0..65_536)
+                .map(|_| {
+                    let c = band.choose(traffic, MIN, || true);
+                    band.record(
+                        c,
+                        traffic,
+                        Duration::from_nanos(if c.split { 3000 } else { 2000 }),
+                    );
+                    usize::from(c.split && c.octave.is_some())
+                })
+                .sum();
+            counted / (HALF as usize - 1)
+        };
+        let (low, top) = (stretches(MIN), stretches(8 * MIN));
+        assert_eq!(octave(8 * MIN, MIN), OCTAVES - 1);
+        assert!(
+            (24..=40).contains(&low),
+            "{low} stretches in 65536 ops of the lowest octave"
+        );
+        assert!(
+            (220..=300).contains(&top),
+            "{top} stretches in 65536 ops of the top octave"
+        );
     }
 
     #[test]
@@ -271,7 +317,7 @@ mod tests {
                 .all(|c| c.load(Ordering::Relaxed) == YOUNG)
         );
         let mut seen = Vec::new();
-        for _ in 0..2000 {
+        for _ in 0..16_000 {
             let c = band.choose(MIN, MIN, || true);
             seen.push(c);
             band.record(
