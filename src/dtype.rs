@@ -213,6 +213,19 @@ impl DType {
         }
     }
 
+    /// The 32-bit counterpart of a 64-bit dtype (float64 -> float32, int64 -> int32,
+    /// uint64 -> uint32, complex128 -> complex64): what JAX computes in with x64 disabled, and
+    /// so what a device without 64-bit kernels (wgpu) computes in. `None` for other dtypes.
+    pub const fn narrow_64(self) -> Option<DType> {
+        match self {
+            DType::F64 => Some(DType::F32),
+            DType::I64 => Some(DType::I32),
+            DType::U64 => Some(DType::U32),
+            DType::Complex128 => Some(DType::Complex64),
+            _ => None,
+        }
+    }
+
     /// The dtype `sum` accumulates and returns in (NumPy: small ints widen to 64 bits).
     pub const fn sum_dtype(self) -> DType {
         match self.kind() {
@@ -539,6 +552,23 @@ const DLPACK_TABLE: [[Option<DType>; 5]; 7] = {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn narrow_64_halves_the_64_bit_types_and_keeps_their_kind() {
+        for d in DType::ALL {
+            let wide = matches!(d.kind(), Kind::Int | Kind::UInt | Kind::Float)
+                && d.size_in_bytes() == 8
+                || d == DType::Complex128;
+            match d.narrow_64() {
+                Some(n) => {
+                    assert!(wide, "{d} narrowed to {n}");
+                    assert_eq!(n.kind(), d.kind(), "{d} -> {n}");
+                    assert_eq!(2 * n.size_in_bytes(), d.size_in_bytes(), "{d} -> {n}");
+                }
+                None => assert!(!wide, "{d} not narrowed"),
+            }
+        }
+    }
 
     #[test]
     fn promotion_is_symmetric_and_idempotent() {

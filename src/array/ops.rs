@@ -295,11 +295,8 @@ impl Array {
     /// the CPU divided by one sharded onto wgpu computes in float32, as JAX with x64
     /// disabled).
     pub fn on_devices_of(arrays: &[&Array], want: DType) -> DType {
-        let narrow = match want {
-            DType::F64 => DType::F32,
-            DType::I64 => DType::I32,
-            DType::U64 => DType::U32,
-            _ => return want,
+        let Some(narrow) = want.narrow_64() else {
+            return want;
         };
         let has = |a: &&Array| {
             a.shard_data()

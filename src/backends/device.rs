@@ -187,13 +187,8 @@ impl Device {
     /// its 32-bit counterpart where that computes (wgpu: JAX's defaults with x64 disabled,
     /// as PyTorch's float32 on Apple's GPUs), else `want` (stored, not computed).
     pub fn default_dtype(&self, want: crate::dtype::DType) -> crate::dtype::DType {
-        use crate::dtype::DType;
-        let narrow = match want {
-            DType::F64 => DType::F32,
-            DType::I64 => DType::I32,
-            DType::U64 => DType::U32,
-            DType::Complex128 => DType::Complex64,
-            _ => return want,
+        let Some(narrow) = want.narrow_64() else {
+            return want;
         };
         let computes = self.kernel_dtypes();
         if computes.contains(&want) || !computes.contains(&narrow) {
