@@ -287,11 +287,6 @@ impl Array {
     /// means and true divisions work there.
     #[inline]
     pub(super) fn on_devices(&self, want: DType) -> DType {
-        // Inline, the common answer (not a 64-bit type) skips the call: ~30 of a small
-        // sum's instructions.
-        if want.narrow_64().is_none() {
-            return want;
-        }
         Array::on_devices_of(&[self], want)
     }
 
@@ -300,10 +295,19 @@ impl Array {
     /// on its own devices before the op moves it, so any of them decides (an `int32` array on
     /// the CPU divided by one sharded onto wgpu computes in float32, as JAX with x64
     /// disabled).
+    #[inline]
     pub fn on_devices_of(arrays: &[&Array], want: DType) -> DType {
-        let Some(narrow) = want.narrow_64() else {
-            return want;
-        };
+        // Inline, the common answer (not a 64-bit type) skips the call: ~30 of a small
+        // sum's instructions.
+        match want.narrow_64() {
+            None => want,
+            Some(narrow) => Array::narrowed_unless_all_compute(arrays, want, narrow),
+        }
+    }
+
+    /// `want` where every device holding `arrays` has kernels for it, else `narrow`.
+    #[inline(never)]
+    fn narrowed_unless_all_compute(arrays: &[&Array], want: DType, narrow: DType) -> DType {
         let has = |a: &&Array| {
             a.shard_data()
                 .iter()

@@ -209,18 +209,18 @@ impl Split {
 pub(crate) fn split(dev: &HostDevice, n: usize, bytes: usize) -> Option<Split> {
     // Inline, the common answer for small work skips the call (and its returned struct):
     // ~25 of a small sum's instructions.
-    if n.saturating_mul(bytes.max(1)) < mid_min_bytes() {
-        return None;
-    }
-    split_band(dev, n, bytes)
-}
-
-/// [`split`] for work of at least `mid_min_bytes` of traffic.
-fn split_band(dev: &HostDevice, n: usize, bytes: usize) -> Option<Split> {
-    let threads = dev.threads();
     let bytes = bytes.max(1);
     let traffic = n.saturating_mul(bytes);
-    if threads <= 1 || traffic < mid_min_bytes() {
+    if traffic < mid_min_bytes() {
+        return None;
+    }
+    split_band(dev, n, bytes, traffic)
+}
+
+/// [`split`] for `traffic` (`n` items of `bytes`, at least 1) of at least `mid_min_bytes`.
+fn split_band(dev: &HostDevice, n: usize, bytes: usize, traffic: usize) -> Option<Split> {
+    let threads = dev.threads();
+    if threads <= 1 {
         return None;
     }
     let learn = (traffic < mid_max_bytes()
