@@ -122,7 +122,7 @@ impl Array {
             Ok(inner) => inner,
             Err(shared) => return Err(Array(shared)),
         };
-        let taken = match inner.shards.as_mut_slice() {
+        let taken = match &mut *inner.shards {
             [s] => crate::backends::Shared::get_mut(&mut s.buffer).and_then(|b| {
                 let base = b.address().host()?.as_ptr() as *const u8;
                 let layout = &s.layout;

@@ -16,6 +16,7 @@ mod ops;
 pub mod scalar_ops;
 mod search;
 mod select;
+mod shard_list;
 mod shard_views;
 pub mod sharding;
 mod sorting;
@@ -50,8 +51,7 @@ pub(crate) fn whole_region(shape: &[usize]) -> Region {
     Region::from_buf_and_len(ranges, nd)
 }
 
-/// An array's shards (inline for the common single-device case: no allocation).
-pub(crate) type Shards = SmallVec<[ShardData; 1]>;
+use shard_list::Shards;
 
 /// One device's part of an array.
 #[derive(Clone)]
@@ -214,12 +214,12 @@ impl Array {
                 shape: small(layout.shape()),
                 dtype,
                 sharding: OnceLock::new(),
-                shards: smallvec::smallvec![ShardData {
+                shards: Shards::One(ShardData {
                     device,
                     index,
                     buffer,
                     layout,
-                }],
+                }),
                 read_only: false,
             }
         }))
@@ -446,7 +446,7 @@ impl Array {
 
     /// The one shard of a single-device array.
     pub(crate) fn single(&self) -> Option<&ShardData> {
-        match self.0.shards.as_slice() {
+        match &*self.0.shards {
             [s] => Some(s),
             _ => None,
         }
