@@ -50,7 +50,10 @@ impl<T> Shared<T> {
     }
 
     /// `value` counted once, in memory from the per-thread cache (or the allocator). Unsized
-    /// handles coerce the pointer this returns (`NonNull` coerces as `Box` does).
+    /// handles coerce the pointer this returns (`NonNull` coerces as `Box` does). Inlined: a
+    /// value passed to a call goes through memory, and its copy into place read it back with
+    /// wider loads than the stores that wrote it (a failed store forwarding).
+    #[inline(always)]
     pub(crate) fn place(value: T) -> NonNull<Counted<T>> {
         let ptr = Shared::<T>::memory();
         // SAFETY: `ptr` is fresh memory of `Counted<T>`'s size and alignment, owned by no one.
@@ -60,6 +63,22 @@ impl<T> Shared<T> {
                 value,
             })
         };
+        ptr
+    }
+
+    /// As [`place`](Self::place), for the value `make` returns, made once the memory is
+    /// taken (see [`new_with`](Self::new_with)).
+    #[inline(always)]
+    pub(crate) fn place_with(make: impl FnOnce() -> T) -> NonNull<Counted<T>> {
+        let ptr = Shared::<T>::memory();
+        // SAFETY: `ptr` is fresh memory of `Counted<T>`'s size and alignment, owned by no
+        // one; the two fields are written before any handle exists. Should `make` panic,
+        // the memory is lost, never read.
+        unsafe {
+            let p = ptr.as_ptr();
+            std::ptr::addr_of_mut!((*p).value).write(make());
+            std::ptr::addr_of_mut!((*p).count).write(AtomicUsize::new(1));
+        }
         ptr
     }
 
@@ -74,17 +93,8 @@ impl<T> Shared<T> {
     /// bytes, and building it on the stack first cost a `memcpy` per op.
     #[inline(always)]
     pub fn new_with(make: impl FnOnce() -> T) -> Shared<T> {
-        let ptr = Shared::<T>::memory();
-        // SAFETY: `ptr` is fresh memory of `Counted<T>`'s size and alignment, owned by no
-        // one; the two fields are written before any handle exists. Should `make` panic,
-        // the memory is lost, never read.
-        unsafe {
-            let p = ptr.as_ptr();
-            std::ptr::addr_of_mut!((*p).value).write(make());
-            std::ptr::addr_of_mut!((*p).count).write(AtomicUsize::new(1));
-        }
         Shared {
-            ptr,
+            ptr: Shared::place_with(make),
             _owns: PhantomData,
         }
     }

@@ -47,7 +47,17 @@ impl Address {
 pub type SharedBuffer = Shared<dyn DeviceBuffer>;
 
 impl Shared<dyn DeviceBuffer> {
-    /// A handle to `buffer`, the only one.
+    /// A handle to the buffer `make` returns, the only one: the handle's memory is taken
+    /// first, so that, inlined, `make` writes the buffer's fields straight into it.
+    #[inline(always)]
+    pub fn new_with<B: DeviceBuffer + 'static>(make: impl FnOnce() -> B) -> SharedBuffer {
+        // SAFETY: fresh from `place_with` (coerced to the trait object), owned by no handle.
+        unsafe { Shared::from_placed(Shared::place_with(make)) }
+    }
+
+    /// A handle to `buffer`, the only one. Inlined, so the buffer's fields go from
+    /// registers into the handle's memory (see `Shared::place`).
+    #[inline(always)]
     pub fn new<B: DeviceBuffer + 'static>(buffer: B) -> SharedBuffer {
         // SAFETY: fresh from `place` (coerced to the trait object), owned by no handle.
         unsafe { Shared::from_placed(Shared::place(buffer)) }

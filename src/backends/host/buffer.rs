@@ -206,6 +206,22 @@ impl HostPool {
     /// 64-byte boundary: a kernel's output with the misalignment its inputs share, so that,
     /// after a few elements, every load and store of its loop is aligned (see
     /// `engine::matching_shift`).
+    /// [`alloc_shifted`](Self::alloc_shifted)'s common case, inlined: a small block from
+    /// this thread's cache for `len` bytes `shift` bytes in, and its size class (`None` when
+    /// none waits or the request is not small). [`HostBuffer::small`] makes the buffer.
+    #[inline(always)]
+    pub(crate) fn take_cached(&self, len: usize, shift: usize) -> Option<(NonNull<u8>, usize)> {
+        let shift = shift % HOST_ALIGN;
+        if len as u64 > self.max_alloc {
+            return None;
+        }
+        let class = len.checked_add(shift).and_then(size_class)?;
+        if !small::holds(class) {
+            return None;
+        }
+        Some((small::take_mine(class)?, class))
+    }
+
     pub(crate) fn alloc_shifted(
         self: &Arc<Self>,
         len: usize,
@@ -314,6 +330,12 @@ mod small {
 
     static SHARED: LazyLock<Mutex<Cache>> = LazyLock::new(Mutex::default);
 
+    /// A block of `class` (at most `MAX_CLASS`) from this thread's cache, if one waits there.
+    #[inline]
+    pub(super) fn take_mine(class: usize) -> Option<NonNull<u8>> {
+        thread_blocks::take(&BLOCKS, class)
+    }
+
     /// A cached block of `class` (at most `MAX_CLASS`), if one waits.
     pub(super) fn take(class: usize) -> Option<NonNull<u8>> {
         // During the thread's teardown its cache is gone and the shared one serves.
@@ -373,6 +395,36 @@ impl HostBuffer {
     /// The first byte, to write through.
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.ptr.as_ptr()
+    }
+    /// The buffer over `block`, a small block of `class` from
+    /// [`HostPool::take_cached`] for `len` bytes `shift` bytes in.
+    #[inline(always)]
+    pub(crate) fn small(
+        block: NonNull<u8>,
+        class: usize,
+        len: usize,
+        shift: usize,
+        device: usize,
+        kind: MemoryKind,
+    ) -> HostBuffer {
+        let shift = shift % HOST_ALIGN;
+        debug_assert!(small::holds(class) && len + shift <= class);
+        HostBuffer {
+            // SAFETY: the block holds `class >= len + shift` bytes (`take_cached`).
+            ptr: unsafe { block.add(shift) },
+            len,
+            class,
+            shift: shift as u8,
+            device,
+            kind,
+            pool: None,
+        }
+    }
+
+    /// The first byte, to write through while the buffer has no other user.
+    #[inline(always)]
+    pub(crate) fn first(&self) -> NonNull<u8> {
+        self.ptr
     }
     /// The first byte.
     pub fn as_ptr(&self) -> *const u8 {

@@ -2,7 +2,7 @@
 #![allow(clippy::bool_comparison)] // generic comparisons instantiated for bool too
 
 use super::engine::{
-    alloc_out, alloc_out_shifted, map1_in, map2, matching_shift, out_ptr, out_slice, par_ranges,
+    alloc_out, alloc_out_shared, alloc_out_shifted, map1_in, map2, matching_shift, out_ptr, out_slice, par_ranges,
 };
 use super::math::{
     Arith, ComplexSign, DivMod, Real, RealFloat, Rounding, Shift, Transcendental, dispatch,
@@ -11,7 +11,7 @@ use super::math::{
 use super::simd;
 use super::{HostBackend, HostBuffer, HostDevice};
 use crate::backends::op::expect_out;
-use crate::backends::{BinaryOp, TensorRef, UnaryOp};
+use crate::backends::{BinaryOp, SharedBuffer, TensorRef, UnaryOp};
 use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::layout::{coalesce, contiguous_strides, for_each_run};
@@ -92,14 +92,16 @@ fn half_exp<T: Element>(
 fn run2<T: Element, U: Element>(
     be: &HostBackend,
     dev: &HostDevice,
-    a: TensorRef<'_>,
-    b: TensorRef<'_>,
+    // By reference: by value, the caller copied each operand for the call with loads wider
+    // than the stores that had just written it (a failed store forwarding per op).
+    a: &TensorRef<'_>,
+    b: &TensorRef<'_>,
     f: impl Fn(T, T) -> U + Sync + Send,
-) -> Result<HostBuffer> {
-    let (va, vb) = (be.view::<T>(a)?, be.view::<T>(b)?);
+) -> Result<SharedBuffer> {
+    let (va, vb) = (be.view_of::<T>(a)?, be.view_of::<T>(b)?);
     let shift = matching_shift::<T, U>(&[first(&va), first(&vb)], va.len());
-    let mut out = alloc_out_shifted::<U>(dev, va.len(), shift)?;
-    map2(dev, va, vb, out_ptr(&mut out), f);
+    let (out, first) = alloc_out_shared::<U>(dev, va.len(), shift)?;
+    map2(dev, va, vb, first, f);
     Ok(out)
 }
 
@@ -224,10 +226,10 @@ pub(crate) fn binary(
     be: &HostBackend,
     dev: &HostDevice,
     op: BinaryOp,
-    a: TensorRef<'_>,
-    b: TensorRef<'_>,
+    a: &TensorRef<'_>,
+    b: &TensorRef<'_>,
     out: DType,
-) -> Result<HostBuffer> {
+) -> Result<SharedBuffer> {
     use BinaryOp::*;
     let dt = a.dtype;
     let no = || be.unsupported(op.name(), dt);

@@ -5,6 +5,7 @@ use super::mid_band::Choice;
 use super::simd::wide;
 use super::view::View;
 use super::{HostBuffer, HostDevice};
+use crate::backends::SharedBuffer;
 use crate::dtype::Element;
 use crate::layout::{coalesce, contiguous_strides, for_each_run};
 use std::mem::MaybeUninit;
@@ -347,6 +348,19 @@ pub(crate) fn alloc_out_shifted<U: Element>(
 ) -> crate::error::Result<HostBuffer> {
     let bytes = crate::layout::checked_bytes(n, std::mem::size_of::<U>(), dev.name())?;
     dev.alloc_shifted(bytes, dev.default_kind(), shift)
+}
+
+/// As [`alloc_out_shifted`], the buffer already shared, with where to write it (see
+/// `HostDevice::alloc_shared`).
+#[inline(always)]
+pub(crate) fn alloc_out_shared<U: Element>(
+    dev: &HostDevice,
+    n: usize,
+    shift: usize,
+) -> crate::error::Result<(SharedBuffer, SendPtr<MaybeUninit<U>>)> {
+    let bytes = crate::layout::checked_bytes(n, std::mem::size_of::<U>(), dev.name())?;
+    let (buf, first) = dev.alloc_shared(bytes, dev.default_kind(), shift)?;
+    Ok((buf, SendPtr(first.as_ptr() as *mut MaybeUninit<U>)))
 }
 
 /// The start of a kernel's output buffer, typed.

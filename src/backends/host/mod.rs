@@ -27,6 +27,7 @@ pub(crate) use buffer::try_host_capacity;
 pub use buffer::{HOST_ALIGN, HostBuffer, HostPool, physical_memory, try_host_vec};
 pub use foreign::ForeignBuffer;
 
+use std::ptr::NonNull;
 use crate::backends::{
     Backend, BinaryOp, DeviceDesc, DlpackCapability, MemoryKind, ReduceOp, SharedBuffer, TensorRef,
     UnaryOp,
@@ -85,13 +86,54 @@ impl HostDevice {
         kind: MemoryKind,
         shift: usize,
     ) -> Result<HostBuffer> {
-        let pool = self
-            .memory
-            .iter()
-            .find(|(k, _)| *k == kind)
-            .map(|(_, p)| p)
-            .ok_or_else(|| Error::invalid(format!("device has no `{kind}` memory")))?;
+        let Some((_, pool)) = self.memory.iter().find(|(k, _)| *k == kind) else {
+            return Err(no_memory_of(kind));
+        };
         pool.alloc_shifted(bytes, self.index, kind, shift)
+    }
+
+    /// As [`alloc_shifted`](Self::alloc_shifted), the buffer already shared, with its first
+    /// byte to write through (the caller holds the only handle until it returns it).
+    ///
+    /// Why: an out-of-line allocation returned its `Result<HostBuffer>` through memory, and
+    /// the kernel read it back with wider loads than the stores that wrote it, a failed store
+    /// forwarding that `perf` put at ~10 % of an 8-element add's time. Inlined, a block from
+    /// the thread's cache goes from registers straight into the shared handle, and what comes
+    /// back fits in registers.
+    #[inline(always)]
+    pub(crate) fn alloc_shared(
+        &self,
+        bytes: usize,
+        kind: MemoryKind,
+        shift: usize,
+    ) -> Result<(SharedBuffer, NonNull<u8>)> {
+        if let Some((_, pool)) = self.memory.iter().find(|(k, _)| *k == kind)
+            && let Some((block, class)) = pool.take_cached(bytes, shift)
+        {
+            // Built after the handle's memory is taken (`new_with`), from scalars: built
+            // before, it was kept across that call as a whole and copied in (the same
+            // failed forwarding).
+            let index = self.index;
+            let buf = SharedBuffer::new_with(|| {
+                HostBuffer::small(block, class, bytes, shift, index, kind)
+            });
+            // SAFETY: as in `HostBuffer::small`, the offset stays inside the block.
+            let first = unsafe { block.add(shift % buffer::HOST_ALIGN) };
+            return Ok((buf, first));
+        }
+        self.alloc_shared_slow(bytes, kind, shift)
+    }
+
+    #[inline(never)]
+    fn alloc_shared_slow(
+        &self,
+        bytes: usize,
+        kind: MemoryKind,
+        shift: usize,
+    ) -> Result<(SharedBuffer, NonNull<u8>)> {
+        let buf = self.alloc_shifted(bytes, kind, shift)?;
+        let first = buf.first();
+        Ok((finish(buf), first))
     }
 
     #[inline]
@@ -250,7 +292,15 @@ impl HostBackend {
         self.device(t.buffer.device_index())
     }
 
+    #[inline(always)]
     fn view<'a, T: crate::dtype::Element>(&self, t: TensorRef<'a>) -> Result<View<'a, T>> {
+        View::new(&t, self.config.name)
+    }
+
+    /// As [`view`](Self::view), reading the fields where they are: copying a `TensorRef`
+    /// just written field by field reads it back with wider loads (a failed store forwarding).
+    #[inline(always)]
+    fn view_of<'a, T: crate::dtype::Element>(&self, t: &TensorRef<'a>) -> Result<View<'a, T>> {
         View::new(t, self.config.name)
     }
 
@@ -259,7 +309,14 @@ impl HostBackend {
     }
 }
 
-fn finish(buf: HostBuffer) -> SharedBuffer {
+#[cold]
+#[inline(never)]
+fn no_memory_of(kind: MemoryKind) -> Error {
+    Error::invalid(format!("device has no `{kind}` memory"))
+}
+
+#[inline(always)]
+pub(super) fn finish(buf: HostBuffer) -> SharedBuffer {
     SharedBuffer::new(buf)
 }
 
@@ -418,7 +475,8 @@ impl Backend for HostBackend {
             )));
         }
         let dev = self.device_of(&a)?;
-        elementwise::binary(self, dev, op, a, b, out).map(finish)
+        // By reference (see `run2`).
+        elementwise::binary(self, dev, op, &a, &b, out)
     }
 
     fn reduce(&self, op: ReduceOp, x: TensorRef<'_>, axes: &[usize]) -> Result<SharedBuffer> {
