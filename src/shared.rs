@@ -82,9 +82,31 @@ impl<T> Shared<T> {
         ptr
     }
 
+    /// A handle made in two steps, for a value too large to build before its memory is
+    /// taken without a copy (`new_with`'s closure is itself copied in, with loads wider than
+    /// the stores that built it): [`memory`](Self::memory) first, then this writes `value`,
+    /// which the caller builds in the call's argument, inlined into place.
+    ///
+    /// # Safety
+    /// `ptr` came from `memory()` and nothing has been written to it.
+    #[inline(always)]
+    pub(crate) unsafe fn init(ptr: NonNull<Counted<T>>, value: T) -> Shared<T> {
+        // SAFETY: per the contract, fresh memory of `Counted<T>`'s size and alignment, owned
+        // by no one; both fields are written before the handle exists.
+        unsafe {
+            let p = ptr.as_ptr();
+            std::ptr::addr_of_mut!((*p).value).write(value);
+            std::ptr::addr_of_mut!((*p).count).write(AtomicUsize::new(1));
+        }
+        Shared {
+            ptr,
+            _owns: PhantomData,
+        }
+    }
+
     /// Fresh memory for one `Counted<T>`, from the per-thread cache (or the allocator).
     #[inline(always)]
-    fn memory() -> NonNull<Counted<T>> {
+    pub(crate) fn memory() -> NonNull<Counted<T>> {
         recycle::alloc(Layout::new::<Counted<T>>()).cast::<Counted<T>>()
     }
 

@@ -168,12 +168,7 @@ fn sole_shard(x: &Array) -> Option<&ShardData> {
 /// A kernel's output `buf` (row-major, `shape`) as the array on `s`'s device.
 #[inline]
 fn whole_result(s: &ShardData, dtype: DType, buf: SharedBuffer, shape: &[usize]) -> Array {
-    Array::from_buffer(
-        s.device.clone(),
-        dtype,
-        buf,
-        Layout::contiguous_valid(shape),
-    )
+    Array::from_contiguous_buffer(&s.device, dtype, buf, shape)
 }
 
 /// Both operands on one device: call the kernel directly. This is the common case, and the

@@ -93,12 +93,19 @@ fn bytes_overflow(elements: usize, item_size: usize, device: &str) -> Error {
 #[inline]
 pub fn contiguous_strides(shape: &[usize]) -> Strides {
     let n = shape.len();
-    // Inline for up to 4 axes, as `small` (every op's output layout is built here).
-    let mut strides: Strides = if n <= 4 {
-        SmallVec::from_buf_and_len([1; 4], n)
-    } else {
-        SmallVec::from_elem(1, n)
-    };
+    // Inline for up to 4 axes, as `small` (every op's output layout is built here), and
+    // without indexing by `n`: the suffix products over the shape padded with 1s are the
+    // strides of its first `n` axes. A loop that stored into a run-time index kept the list
+    // in memory and copied it out with wider loads than those stores (a failed store
+    // forwarding per op); this one stays in registers.
+    if n <= 4 {
+        let d = |k: usize| shape.get(k).map_or(1, |&x| x.max(1)) as isize;
+        let s2 = d(3);
+        let s1 = s2.saturating_mul(d(2));
+        let s0 = s1.saturating_mul(d(1));
+        return SmallVec::from_buf_and_len([s0, s1, s2, 1], n);
+    }
+    let mut strides: Strides = SmallVec::from_elem(1, n);
     let mut acc = 1isize;
     for k in (0..n).rev() {
         strides[k] = acc;

@@ -175,3 +175,30 @@ fn cached_size_and_contiguity_hold_after_every_constructor() {
         assert_cache_holds(&l, "from_parts");
     }
 }
+
+#[test]
+fn contiguous_strides_are_the_suffix_products_at_every_rank() {
+    // The unrolled path (up to 4 axes) against the plain definition, zero extents counted as
+    // 1 (as NumPy's strides of an empty array), and the general path past 4 axes.
+    let shapes: [&[usize]; 9] = [
+        &[],
+        &[7],
+        &[0],
+        &[2, 3],
+        &[3, 0, 5],
+        &[2, 3, 4],
+        &[5, 1, 2, 3],
+        &[2, 3, 4, 5, 6],
+        &[1 << 20, 1 << 20, 1 << 20, 1 << 20],
+    ];
+    for shape in shapes {
+        let want: Vec<isize> = (0..shape.len())
+            .map(|k| {
+                shape[k + 1..]
+                    .iter()
+                    .fold(1isize, |a, &d| a.saturating_mul(d.max(1) as isize))
+            })
+            .collect();
+        assert_eq!(contiguous_strides(shape).as_slice(), &want[..], "{shape:?}");
+    }
+}

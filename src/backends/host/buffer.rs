@@ -594,6 +594,28 @@ mod tests {
     }
 
     #[test]
+    fn cached_blocks_are_taken_shifted_and_only_when_small_and_waiting() {
+        let pool = HostPool::new("test:0".into(), 1 << 30, 1 << 20);
+        // Leave a block of 100 + 16 bytes' class in this thread's cache.
+        let a = pool.alloc_shifted(100, 0, MemoryKind::Device, 16).unwrap();
+        let block = a.as_ptr() as usize - 16;
+        drop(a);
+        let (p, class) = pool
+            .take_cached(100, 16)
+            .expect("the block just freed waits");
+        assert_eq!(p.as_ptr() as usize, block);
+        let b = HostBuffer::small(p, class, 100, 16, 0, MemoryKind::Device);
+        assert_eq!(b.as_ptr() as usize, block + 16);
+        assert_eq!(b.first().as_ptr() as usize, block + 16);
+        assert_eq!(b.len_bytes(), 100);
+        drop(b);
+        // Too large for the small caches, or over the pool's limit: the slow path's work.
+        assert!(pool.take_cached(1 << 20, 0).is_none());
+        let tiny = HostPool::new("test:1".into(), 64, 1 << 20);
+        assert!(tiny.take_cached(65, 0).is_none());
+    }
+
+    #[test]
     fn small_blocks_move_between_threads_and_their_caches() {
         let pool = HostPool::new("test:0".into(), 1 << 30, 1 << 20);
         // More than one thread's cache holds: the rest go to the shared cache.

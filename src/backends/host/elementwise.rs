@@ -2,7 +2,8 @@
 #![allow(clippy::bool_comparison)] // generic comparisons instantiated for bool too
 
 use super::engine::{
-    alloc_out, alloc_out_shared, alloc_out_shifted, map1_in, map2, matching_shift, out_ptr, out_slice, par_ranges,
+    alloc_out, alloc_out_shared, alloc_out_shifted, map1_in, map2, matching_shift, out_ptr,
+    out_slice, par_ranges,
 };
 use super::math::{
     Arith, ComplexSign, DivMod, Real, RealFloat, Rounding, Shift, Transcendental, dispatch,

@@ -27,13 +27,13 @@ pub(crate) use buffer::try_host_capacity;
 pub use buffer::{HOST_ALIGN, HostBuffer, HostPool, physical_memory, try_host_vec};
 pub use foreign::ForeignBuffer;
 
-use std::ptr::NonNull;
 use crate::backends::{
     Backend, BinaryOp, DeviceDesc, DlpackCapability, MemoryKind, ReduceOp, SharedBuffer, TensorRef,
     UnaryOp,
 };
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
+use std::ptr::NonNull;
 use std::sync::Arc;
 use view::View;
 
@@ -292,6 +292,19 @@ impl HostBackend {
         self.device(t.buffer.device_index())
     }
 
+    /// `Backend::reduce`, the operand by reference (see `elementwise::run2`).
+    #[inline(always)]
+    fn reduce_of(&self, op: ReduceOp, x: &TensorRef<'_>, axes: &[usize]) -> Result<SharedBuffer> {
+        if axes.windows(2).any(|w| w[0] >= w[1]) || axes.iter().any(|&a| a >= x.layout.ndim()) {
+            return Err(Error::invalid(format!(
+                "{op}: axes {axes:?} must be sorted, unique and below {}",
+                x.layout.ndim()
+            )));
+        }
+        let dev = self.device_of(x)?;
+        reduce::reduce(self, dev, op, x, axes)
+    }
+
     #[inline(always)]
     fn view<'a, T: crate::dtype::Element>(&self, t: TensorRef<'a>) -> Result<View<'a, T>> {
         View::new(&t, self.config.name)
@@ -480,14 +493,7 @@ impl Backend for HostBackend {
     }
 
     fn reduce(&self, op: ReduceOp, x: TensorRef<'_>, axes: &[usize]) -> Result<SharedBuffer> {
-        if axes.windows(2).any(|w| w[0] >= w[1]) || axes.iter().any(|&a| a >= x.layout.ndim()) {
-            return Err(Error::invalid(format!(
-                "{op}: axes {axes:?} must be sorted, unique and below {}",
-                x.layout.ndim()
-            )));
-        }
-        let dev = self.device_of(&x)?;
-        reduce::reduce(self, dev, op, x, axes).map(finish)
+        self.reduce_of(op, &x, axes)
     }
 
     fn matmul(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<SharedBuffer> {
@@ -509,9 +515,13 @@ impl Backend for HostBackend {
     ) -> Result<SharedBuffer> {
         if out != x.dtype {
             let dev = self.device_of(&x)?;
-            if let Some(r) = reduce::widened(self, dev, op, x, axes, out) {
-                return r.map(finish);
+            if let Some(r) = reduce::widened(self, dev, op, &x, axes, out) {
+                return r;
             }
+        }
+        if out == x.dtype {
+            // By reference: passing `x` on by value copied it (see `elementwise::run2`).
+            return self.reduce_of(op, &x, axes);
         }
         // Everything else: convert, then reduce (the trait's default).
         crate::backends::reduce_converted(self, op, x, axes, out)

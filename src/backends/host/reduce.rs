@@ -1,12 +1,12 @@
 //! Reductions over axes: sum (f16/bf16 accumulate in f32), max and min (NaN propagates;
 //! on bool they are any/all).
 
-use super::engine::{SendPtr, alloc_out, out_ptr, out_slice, par_for, split};
+use super::engine::{SendPtr, alloc_out, alloc_out_shared, out_ptr, out_slice, par_for, split};
 use super::math::{Arith, Real, dispatch, dispatch_arith};
 use super::simd::{self, wide};
 use super::view::View;
-use super::{HostBackend, HostBuffer, HostDevice};
-use crate::backends::{ReduceOp, TensorRef};
+use super::{HostBackend, HostDevice, finish};
+use crate::backends::{ReduceOp, SharedBuffer, TensorRef};
 use crate::dtype::Element;
 use crate::error::Result;
 use crate::layout::{Dims, Strides, coalesce, for_each_run};
@@ -203,10 +203,10 @@ pub(crate) fn widened(
     be: &HostBackend,
     dev: &HostDevice,
     op: ReduceOp,
-    x: TensorRef<'_>,
+    x: &TensorRef<'_>,
     axes: &[usize],
     out: crate::dtype::DType,
-) -> Option<Result<HostBuffer>> {
+) -> Option<Result<SharedBuffer>> {
     use crate::dtype::DType as D;
     let prod = match op {
         ReduceOp::Sum => false,
@@ -216,7 +216,7 @@ pub(crate) fn widened(
     let r = Widened { prod };
     macro_rules! go {
         ($t:ty) => {
-            Some(be.view::<$t>(x).and_then(|v| run(dev, v, axes, &r)))
+            Some(be.view_of::<$t>(x).and_then(|v| run(dev, &v, axes, &r)))
         };
     }
     match (x.dtype, out) {
@@ -327,24 +327,25 @@ pub(crate) fn reduce(
     be: &HostBackend,
     dev: &HostDevice,
     op: ReduceOp,
-    x: TensorRef<'_>,
+    // By reference, as the view below and the result: see `elementwise::run2`.
+    x: &TensorRef<'_>,
     axes: &[usize],
-) -> Result<HostBuffer> {
+) -> Result<SharedBuffer> {
     let dt = x.dtype;
     let no = || be.unsupported(op.name(), dt);
     match op {
         ReduceOp::Sum => dispatch_arith!(dt, T => {
-            run(dev, be.view::<T>(x)?, axes, &Sum)
+            run(dev, &be.view_of::<T>(x)?, axes, &Sum)
         }, else Err(no())),
         ReduceOp::Prod => dispatch_arith!(dt, T => {
-            run(dev, be.view::<T>(x)?, axes, &Prod)
+            run(dev, &be.view_of::<T>(x)?, axes, &Prod)
         }, else Err(no())),
         ReduceOp::Max | ReduceOp::Min => {
             let max = op == ReduceOp::Max;
             dispatch!(dt, [I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64], T => {
-                run(dev, be.view::<T>(x)?, axes, &Extreme { max })
+                run(dev, &be.view_of::<T>(x)?, axes, &Extreme { max })
             }, else match dt {
-                crate::dtype::DType::Bool => run(dev, be.view::<bool>(x)?, axes, &BoolExtreme { max }),
+                crate::dtype::DType::Bool => run(dev, &be.view_of::<bool>(x)?, axes, &BoolExtreme { max }),
                 _ => Err(no()),
             })
         }
@@ -397,9 +398,8 @@ fn reduce_slice<T: Element, R: Reducer<T>>(
     dev: &HostDevice,
     xs: &[T],
     r: &R,
-) -> Result<HostBuffer> {
-    let mut out = alloc_out::<R::Out>(dev, 1)?;
-    let o = out_ptr::<R::Out>(&mut out);
+) -> Result<SharedBuffer> {
+    let (out, o) = alloc_out_shared::<R::Out>(dev, 1, 0)?;
     let acc = if let Some(sp) = split(dev, xs.len(), size_of::<T>()) {
         let chunk = sp.chunk;
         let mut partial = vec![r.init(); xs.len().div_ceil(chunk)];
@@ -422,10 +422,10 @@ fn reduce_slice<T: Element, R: Reducer<T>>(
 
 fn run<T: Element, R: Reducer<T>>(
     dev: &HostDevice,
-    v: View<'_, T>,
+    v: &View<'_, T>,
     axes: &[usize],
     r: &R,
-) -> Result<HostBuffer> {
+) -> Result<SharedBuffer> {
     let l = v.layout;
     if axes.len() == l.ndim() {
         if let Some(xs) = v.as_slice() {
@@ -459,18 +459,18 @@ fn run<T: Element, R: Reducer<T>>(
             let slots = SendPtr(partial.as_mut_ptr());
             sp.run(dev, chunks, &|c| {
                 let range = c * chunk..((c + 1) * chunk).min(inner.len);
-                let acc = fold_inner(&v, &inner, base, range, r);
+                let acc = fold_inner(v, &inner, base, range, r);
                 // SAFETY: slot `c` is written by this chunk only; `partial` outlives `par_for`.
                 unsafe { slots.ptr().add(c).write(acc) };
             });
             partial.into_iter().fold(r.init(), |a, b| r.combine(a, b))
         } else {
-            fold_inner(&v, &inner, base, 0..inner.len, r)
+            fold_inner(v, &inner, base, 0..inner.len, r)
         };
         // SAFETY: `out` holds exactly one element.
         let slot = unsafe { out_slice(o, &(0..1)) };
         slot[0].write(r.finish(acc));
-        return Ok(out);
+        return Ok(finish(out));
     }
 
     let (ks, [kst]) = coalesce(&kshape, [&kstrides]);
@@ -481,7 +481,7 @@ fn run<T: Element, R: Reducer<T>>(
             // SAFETY: outputs pos..pos+len belong to this range only.
             let os = unsafe { out_slice(o, &(pos..pos + len)) };
             for (j, slot) in os.iter_mut().enumerate() {
-                let acc = fold_inner(&v, &inner, off + j as isize * st, 0..inner.len, r);
+                let acc = fold_inner(v, &inner, off + j as isize * st, 0..inner.len, r);
                 slot.write(r.finish(acc));
             }
             pos += len;
@@ -502,5 +502,5 @@ fn run<T: Element, R: Reducer<T>>(
         }),
         None => work(0..m),
     }
-    Ok(out)
+    Ok(finish(out))
 }
