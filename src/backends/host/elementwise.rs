@@ -2,15 +2,14 @@
 #![allow(clippy::bool_comparison)] // generic comparisons instantiated for bool too
 
 use super::engine::{
-    alloc_out, alloc_out_shared, alloc_out_shifted, map1_in, map2, matching_shift, out_ptr,
-    out_slice, par_ranges,
+    alloc_out, alloc_out_shared, map1_in, map2, matching_shift, out_ptr, out_slice, par_ranges,
 };
 use super::math::{
     Arith, ComplexSign, DivMod, Real, RealFloat, Rounding, Shift, Transcendental, dispatch,
     dispatch_arith,
 };
 use super::simd;
-use super::{HostBackend, HostBuffer, HostDevice};
+use super::{HostBackend, HostBuffer, HostDevice, finish};
 use crate::backends::op::expect_out;
 use crate::backends::{BinaryOp, SharedBuffer, TensorRef, UnaryOp};
 use crate::dtype::{DType, Element};
@@ -27,9 +26,9 @@ fn first<T: Element>(v: &super::view::View<'_, T>) -> Option<*const T> {
 fn run1<T: Element, U: Element>(
     be: &HostBackend,
     dev: &HostDevice,
-    x: TensorRef<'_>,
+    x: &TensorRef<'_>,
     f: impl Fn(T) -> U + Sync + Send,
-) -> Result<HostBuffer> {
+) -> Result<SharedBuffer> {
     run1_in::<simd::Avx2, T, U>(be, dev, x, f)
 }
 
@@ -37,13 +36,14 @@ fn run1<T: Element, U: Element>(
 fn run1_in<L: simd::Lanes, T: Element, U: Element>(
     be: &HostBackend,
     dev: &HostDevice,
-    x: TensorRef<'_>,
+    // By reference, as the view and the result (see `run2`).
+    x: &TensorRef<'_>,
     f: impl Fn(T) -> U + Sync + Send,
-) -> Result<HostBuffer> {
-    let v = be.view::<T>(x)?;
+) -> Result<SharedBuffer> {
+    let v = be.view_of::<T>(x)?;
     let shift = matching_shift::<T, U>(&[first(&v)], v.len());
-    let mut out = alloc_out_shifted::<U>(dev, v.len(), shift)?;
-    map1_in::<L, T, U>(dev, v, out_ptr(&mut out), f);
+    let (out, first) = alloc_out_shared::<U>(dev, v.len(), shift)?;
+    map1_in::<L, T, U>(dev, v, first, f);
     Ok(out)
 }
 
@@ -60,7 +60,7 @@ fn half_exp<T: Element>(
     x: TensorRef<'_>,
     widen: fn(&[T], &mut [MaybeUninit<f32>]),
     narrow: fn(&[f32], &mut [MaybeUninit<T>]),
-) -> Option<Result<HostBuffer>> {
+) -> Option<Result<SharedBuffer>> {
     const BLOCK: usize = 512;
     let v = match be.view::<T>(x) {
         Ok(v) => v,
@@ -86,7 +86,7 @@ fn half_exp<T: Element>(
                 narrow(w, dst);
             }
         });
-        out
+        finish(out)
     }))
 }
 
@@ -110,9 +110,9 @@ pub(crate) fn unary(
     be: &HostBackend,
     dev: &HostDevice,
     op: UnaryOp,
-    x: TensorRef<'_>,
+    x: &TensorRef<'_>,
     out: DType,
-) -> Result<HostBuffer> {
+) -> Result<SharedBuffer> {
     let dt = x.dtype;
     let no = || be.unsupported(op.name(), dt);
     let want = match (op, dt) {
@@ -184,10 +184,10 @@ pub(crate) fn unary(
         | UnaryOp::Log1p => {
             let blocked = match (op, dt) {
                 (UnaryOp::Exp, DType::F16) => {
-                    half_exp(be, dev, x, simd::f16_to_f32, simd::f32_to_f16)
+                    half_exp(be, dev, *x, simd::f16_to_f32, simd::f32_to_f16)
                 }
                 (UnaryOp::Exp, DType::BF16) => {
-                    half_exp(be, dev, x, simd::bf16_to_f32, simd::f32_to_bf16)
+                    half_exp(be, dev, *x, simd::bf16_to_f32, simd::f32_to_bf16)
                 }
                 _ => None,
             };

@@ -458,7 +458,7 @@ impl Backend for HostBackend {
 
     fn unary(&self, op: UnaryOp, x: TensorRef<'_>, out: DType) -> Result<SharedBuffer> {
         let dev = self.device_of(&x)?;
-        elementwise::unary(self, dev, op, x, out).map(finish)
+        elementwise::unary(self, dev, op, &x, out)
     }
 
     fn binary(
