@@ -56,13 +56,8 @@ impl<T> Shared<T> {
     #[inline(always)]
     pub(crate) fn place(value: T) -> NonNull<Counted<T>> {
         let ptr = Shared::<T>::memory();
-        // SAFETY: `ptr` is fresh memory of `Counted<T>`'s size and alignment, owned by no one.
-        unsafe {
-            ptr.as_ptr().write(Counted {
-                count: AtomicUsize::new(1),
-                value,
-            })
-        };
+        // SAFETY: fresh from `memory`, written by nothing else.
+        unsafe { Shared::fill(ptr, value) };
         ptr
     }
 
@@ -71,14 +66,9 @@ impl<T> Shared<T> {
     #[inline(always)]
     pub(crate) fn place_with(make: impl FnOnce() -> T) -> NonNull<Counted<T>> {
         let ptr = Shared::<T>::memory();
-        // SAFETY: `ptr` is fresh memory of `Counted<T>`'s size and alignment, owned by no
-        // one; the two fields are written before any handle exists. Should `make` panic,
-        // the memory is lost, never read.
-        unsafe {
-            let p = ptr.as_ptr();
-            std::ptr::addr_of_mut!((*p).value).write(make());
-            std::ptr::addr_of_mut!((*p).count).write(AtomicUsize::new(1));
-        }
+        // SAFETY: fresh from `memory`, written by nothing else. Should `make` panic, the
+        // memory is lost, never read.
+        unsafe { Shared::fill(ptr, make()) };
         ptr
     }
 
@@ -91,16 +81,28 @@ impl<T> Shared<T> {
     /// `ptr` came from `memory()` and nothing has been written to it.
     #[inline(always)]
     pub(crate) unsafe fn init(ptr: NonNull<Counted<T>>, value: T) -> Shared<T> {
-        // SAFETY: per the contract, fresh memory of `Counted<T>`'s size and alignment, owned
-        // by no one; both fields are written before the handle exists.
+        // SAFETY: per the contract.
+        unsafe { Shared::fill(ptr, value) };
+        Shared {
+            ptr,
+            _owns: PhantomData,
+        }
+    }
+
+    /// Writes `value` counted once into `ptr`, field by field (so that, inlined, each goes
+    /// straight from where it was computed).
+    ///
+    /// # Safety
+    /// `ptr` came from `memory()` and nothing has been written to it: fresh memory of
+    /// `Counted<T>`'s size and alignment, owned by no one, whose fields are written here
+    /// before any handle exists.
+    #[inline(always)]
+    unsafe fn fill(ptr: NonNull<Counted<T>>, value: T) {
+        // SAFETY: per the contract.
         unsafe {
             let p = ptr.as_ptr();
             std::ptr::addr_of_mut!((*p).value).write(value);
             std::ptr::addr_of_mut!((*p).count).write(AtomicUsize::new(1));
-        }
-        Shared {
-            ptr,
-            _owns: PhantomData,
         }
     }
 

@@ -48,12 +48,6 @@ impl From<Vec<ShardData>> for Shards {
     }
 }
 
-impl From<ShardData> for Shards {
-    fn from(s: ShardData) -> Shards {
-        Shards::One(s)
-    }
-}
-
 impl FromIterator<ShardData> for Shards {
     fn from_iter<I: IntoIterator<Item = ShardData>>(iter: I) -> Shards {
         Shards::from(iter.into_iter().collect::<Vec<_>>())

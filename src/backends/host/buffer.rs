@@ -202,10 +202,6 @@ impl HostPool {
         self.alloc_shifted(len, device, kind, 0)
     }
 
-    /// As [`alloc`](Self::alloc), starting `shift` bytes (below `HOST_ALIGN`) past the block's
-    /// 64-byte boundary: a kernel's output with the misalignment its inputs share, so that,
-    /// after a few elements, every load and store of its loop is aligned (see
-    /// `engine::matching_shift`).
     /// [`alloc_shifted`](Self::alloc_shifted)'s common case, inlined: a small block from
     /// this thread's cache for `len` bytes `shift` bytes in, and its size class (`None` when
     /// none waits or the request is not small). [`HostBuffer::small`] makes the buffer.
@@ -222,6 +218,10 @@ impl HostPool {
         Some((small::take_mine(class)?, class))
     }
 
+    /// As [`alloc`](Self::alloc), starting `shift` bytes (below `HOST_ALIGN`) past the block's
+    /// 64-byte boundary: a kernel's output with the misalignment its inputs share, so that,
+    /// after a few elements, every load and store of its loop is aligned (see
+    /// `engine::matching_shift`).
     pub(crate) fn alloc_shifted(
         self: &Arc<Self>,
         len: usize,

@@ -20,7 +20,7 @@ pub(crate) fn cast(
         return Ok(out);
     }
     crate::with_dtype!(x.dtype, S => crate::with_dtype!(to, D => {
-        let v = be.view::<S>(x)?;
+        let v = be.view::<S>(&x)?;
         let mut out = alloc_out::<D>(dev, v.len())?;
         map1(dev, v, out_ptr(&mut out), |s: S| D::from_scalar(s.to_scalar()));
         Ok(out)
@@ -43,7 +43,7 @@ fn cast_half_contiguous(
         x: TensorRef<'_>,
         f: fn(&[S], &mut [MaybeUninit<D>]),
     ) -> Result<Option<HostBuffer>> {
-        let v = be.view::<S>(x)?;
+        let v = be.view::<S>(&x)?;
         let Some(xs) = v.as_slice() else {
             return Ok(None);
         };
@@ -79,7 +79,7 @@ fn copy_typed<T: Element>(
     src: TensorRef<'_>,
     dst: &mut [MaybeUninit<u8>],
 ) -> Result<()> {
-    let v = be.view::<T>(src)?;
+    let v = be.view::<T>(&src)?;
     if let Some(s) = v.as_slice() {
         par_memcpy(
             dev,

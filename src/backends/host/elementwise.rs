@@ -40,7 +40,7 @@ fn run1_in<L: simd::Lanes, T: Element, U: Element>(
     x: &TensorRef<'_>,
     f: impl Fn(T) -> U + Sync + Send,
 ) -> Result<SharedBuffer> {
-    let v = be.view_of::<T>(x)?;
+    let v = be.view::<T>(x)?;
     let shift = matching_shift::<T, U>(&[first(&v)], v.len());
     let (out, first) = alloc_out_shared::<U>(dev, v.len(), shift)?;
     map1_in::<L, T, U>(dev, v, first, f);
@@ -62,7 +62,7 @@ fn half_exp<T: Element>(
     narrow: fn(&[f32], &mut [MaybeUninit<T>]),
 ) -> Option<Result<SharedBuffer>> {
     const BLOCK: usize = 512;
-    let v = match be.view::<T>(x) {
+    let v = match be.view::<T>(&x) {
         Ok(v) => v,
         Err(e) => return Some(Err(e)),
     };
@@ -99,7 +99,7 @@ fn run2<T: Element, U: Element>(
     b: &TensorRef<'_>,
     f: impl Fn(T, T) -> U + Sync + Send,
 ) -> Result<SharedBuffer> {
-    let (va, vb) = (be.view_of::<T>(a)?, be.view_of::<T>(b)?);
+    let (va, vb) = (be.view::<T>(a)?, be.view::<T>(b)?);
     let shift = matching_shift::<T, U>(&[first(&va), first(&vb)], va.len());
     let (out, first) = alloc_out_shared::<U>(dev, va.len(), shift)?;
     map2(dev, va, vb, first, f);
@@ -307,7 +307,7 @@ pub(crate) fn select(
     b: TensorRef<'_>,
 ) -> Result<HostBuffer> {
     crate::with_dtype!(a.dtype, T => {
-        let (vc, va, vb) = (be.view::<bool>(cond)?, be.view::<T>(a)?, be.view::<T>(b)?);
+        let (vc, va, vb) = (be.view::<bool>(&cond)?, be.view::<T>(&a)?, be.view::<T>(&b)?);
         let shape = va.layout.shape();
         let n = va.len();
         let mut out = alloc_out::<T>(dev, n)?;

@@ -174,7 +174,7 @@ fn gemm_run<T: Element>(
     b: TensorRef<'_>,
     d: &Dims3,
 ) -> Result<HostBuffer> {
-    let (va, vb) = (be.view::<T>(a)?, be.view::<T>(b)?);
+    let (va, vb) = (be.view::<T>(&a)?, be.view::<T>(&b)?);
     let total = d.total;
     let mut out = alloc_out::<T>(dev, total)?;
     let o = out_ptr::<T>(&mut out);
@@ -277,7 +277,7 @@ fn blocked_run<T: Element + gemm_avx2::Operand>(
     b: TensorRef<'_>,
     d: &Dims3,
 ) -> Result<HostBuffer> {
-    let (va, vb) = (be.view::<T>(a)?, be.view::<T>(b)?);
+    let (va, vb) = (be.view::<T>(&a)?, be.view::<T>(&b)?);
     let mut out = alloc_out::<T>(dev, d.total)?;
     let o = out_ptr::<T>(&mut out);
     let ((ars, acs), (brs, bcs)) = (matrix_strides(a.layout), matrix_strides(b.layout));
@@ -320,7 +320,7 @@ fn naive_run<T: Element>(
     fma: impl Fn(T, T, T) -> T + Sync + Send,
     zero: T,
 ) -> Result<HostBuffer> {
-    let (va, vb): (View<'_, T>, View<'_, T>) = (be.view(a)?, be.view(b)?);
+    let (va, vb): (View<'_, T>, View<'_, T>) = (be.view(&a)?, be.view(&b)?);
     let total = d.total;
     let mut out = alloc_out::<T>(dev, total)?;
     let o: SendPtr<MaybeUninit<T>> = out_ptr(&mut out);

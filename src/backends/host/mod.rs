@@ -305,15 +305,10 @@ impl HostBackend {
         reduce::reduce(self, dev, op, x, axes)
     }
 
+    /// By reference, reading the fields where they are: copying a `TensorRef` just written
+    /// field by field reads it back with wider loads (a failed store forwarding).
     #[inline(always)]
-    fn view<'a, T: crate::dtype::Element>(&self, t: TensorRef<'a>) -> Result<View<'a, T>> {
-        View::new(&t, self.config.name)
-    }
-
-    /// As [`view`](Self::view), reading the fields where they are: copying a `TensorRef`
-    /// just written field by field reads it back with wider loads (a failed store forwarding).
-    #[inline(always)]
-    fn view_of<'a, T: crate::dtype::Element>(&self, t: &TensorRef<'a>) -> Result<View<'a, T>> {
+    fn view<'a, T: crate::dtype::Element>(&self, t: &TensorRef<'a>) -> Result<View<'a, T>> {
         View::new(t, self.config.name)
     }
 
@@ -513,15 +508,13 @@ impl Backend for HostBackend {
         axes: &[usize],
         out: DType,
     ) -> Result<SharedBuffer> {
-        if out != x.dtype {
-            let dev = self.device_of(&x)?;
-            if let Some(r) = reduce::widened(self, dev, op, &x, axes, out) {
-                return r;
-            }
-        }
         if out == x.dtype {
             // By reference: passing `x` on by value copied it (see `elementwise::run2`).
             return self.reduce_of(op, &x, axes);
+        }
+        let dev = self.device_of(&x)?;
+        if let Some(r) = reduce::widened(self, dev, op, &x, axes, out) {
+            return r;
         }
         // Everything else: convert, then reduce (the trait's default).
         crate::backends::reduce_converted(self, op, x, axes, out)

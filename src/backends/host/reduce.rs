@@ -216,7 +216,7 @@ pub(crate) fn widened(
     let r = Widened { prod };
     macro_rules! go {
         ($t:ty) => {
-            Some(be.view_of::<$t>(x).and_then(|v| run(dev, &v, axes, &r)))
+            Some(be.view::<$t>(x).and_then(|v| run(dev, &v, axes, &r)))
         };
     }
     match (x.dtype, out) {
@@ -335,17 +335,17 @@ pub(crate) fn reduce(
     let no = || be.unsupported(op.name(), dt);
     match op {
         ReduceOp::Sum => dispatch_arith!(dt, T => {
-            run(dev, &be.view_of::<T>(x)?, axes, &Sum)
+            run(dev, &be.view::<T>(x)?, axes, &Sum)
         }, else Err(no())),
         ReduceOp::Prod => dispatch_arith!(dt, T => {
-            run(dev, &be.view_of::<T>(x)?, axes, &Prod)
+            run(dev, &be.view::<T>(x)?, axes, &Prod)
         }, else Err(no())),
         ReduceOp::Max | ReduceOp::Min => {
             let max = op == ReduceOp::Max;
             dispatch!(dt, [I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64], T => {
-                run(dev, &be.view_of::<T>(x)?, axes, &Extreme { max })
+                run(dev, &be.view::<T>(x)?, axes, &Extreme { max })
             }, else match dt {
-                crate::dtype::DType::Bool => run(dev, &be.view_of::<bool>(x)?, axes, &BoolExtreme { max }),
+                crate::dtype::DType::Bool => run(dev, &be.view::<bool>(x)?, axes, &BoolExtreme { max }),
                 _ => Err(no()),
             })
         }
