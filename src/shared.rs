@@ -89,6 +89,30 @@ impl<T> Shared<T> {
         }
     }
 
+    /// As [`init`](Self::init), the value written in place by `write`, field by field: a
+    /// value built whole and moved in (an array's handle, ~360 bytes) was staged on the stack
+    /// and copied with loads wider than the stores that had just built it.
+    ///
+    /// # Safety
+    /// `ptr` came from `memory()` and nothing has been written to it; `write` initialises
+    /// every field of the value it is given, and does not panic.
+    #[inline(always)]
+    pub(crate) unsafe fn init_in_place(
+        ptr: NonNull<Counted<T>>,
+        write: impl FnOnce(*mut T),
+    ) -> Shared<T> {
+        // SAFETY: per the contract: `write` initialises the value, the count follows.
+        unsafe {
+            let p = ptr.as_ptr();
+            write(std::ptr::addr_of_mut!((*p).value));
+            std::ptr::addr_of_mut!((*p).count).write(AtomicUsize::new(1));
+        }
+        Shared {
+            ptr,
+            _owns: PhantomData,
+        }
+    }
+
     /// Writes `value` counted once into `ptr`, field by field (so that, inlined, each goes
     /// straight from where it was computed).
     ///

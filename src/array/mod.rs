@@ -26,7 +26,9 @@ mod transfer;
 use crate::backends::{self, Device, MemoryKind, Shared, SharedBuffer, TensorRef};
 use crate::dtype::{DType, Element, Scalar};
 use crate::error::{Error, Result};
-use crate::layout::{Dims, Layout, Slice, checked_size, normalize_axis, small};
+use crate::layout::{
+    Dims, Layout, Slice, checked_size, normalize_axis, small, write_inline, write_small,
+};
 use sharding::Sharding;
 use smallvec::SmallVec;
 use std::fmt;
@@ -47,6 +49,24 @@ pub(crate) fn whole_region(shape: &[usize]) -> Region {
     // Not indexed by `nd` (see `contiguous_strides`): the list stays in registers.
     let end = |k: usize| shape.get(k).copied().unwrap_or(0);
     Region::from_buf_and_len([0..end(0), 0..end(1), 0..end(2), 0..end(3)], nd)
+}
+
+/// Writes [`whole_region`] of `shape` into `p`, range by range (see `write_inline`).
+///
+/// # Safety
+/// `p` is valid for writes and aligned, and holds nothing that needs dropping.
+#[inline(always)]
+unsafe fn write_whole_region(p: *mut Region, shape: &[usize]) {
+    let nd = shape.len();
+    // SAFETY: per the contract.
+    unsafe {
+        if nd > 4 {
+            p.write(whole_region(shape));
+            return;
+        }
+        let end = |k: usize| shape.get(k).copied().unwrap_or(0);
+        write_inline(p, [0..end(0), 0..end(1), 0..end(2), 0..end(3)], nd);
+    }
 }
 
 use shard_list::Shards;
@@ -109,6 +129,34 @@ struct Inner {
 }
 
 impl Inner {
+    /// [`single`](Self::single) for a row-major `buffer` of `shape`, written into `p` field by
+    /// field (see `Array::from_contiguous_buffer`).
+    ///
+    /// # Safety
+    /// `p` is valid for writes and aligned; nothing in it needs dropping.
+    #[inline(always)]
+    unsafe fn write_single(
+        p: *mut Inner,
+        device: &Device,
+        dtype: DType,
+        buffer: SharedBuffer,
+        shape: &[usize],
+    ) {
+        use std::ptr::addr_of_mut;
+        // SAFETY: per the contract; every field of `Inner` and of its one shard is written.
+        unsafe {
+            write_small(addr_of_mut!((*p).shape), shape);
+            addr_of_mut!((*p).dtype).write(dtype);
+            addr_of_mut!((*p).sharding).write(OnceLock::new());
+            addr_of_mut!((*p).read_only).write(false);
+            let s = Shards::write_one(addr_of_mut!((*p).shards));
+            addr_of_mut!((*s).device).write(device.clone());
+            write_whole_region(addr_of_mut!((*s).index), shape);
+            addr_of_mut!((*s).buffer).write(buffer);
+            Layout::write_contiguous_valid(addr_of_mut!((*s).layout), shape);
+        }
+    }
+
     /// One device's array over the whole of `buffer` as `layout` (of `shape`) views it, its
     /// sharding left to be built when asked for. The shape comes apart from the layout: read
     /// back out of it, the op path's result cost ~18 more instructions.
@@ -255,10 +303,13 @@ impl Array {
         shape: &[usize],
     ) -> Array {
         let memory = RcInner::memory();
-        let layout = Layout::contiguous_valid(shape);
-        let inner = Inner::single(device.clone(), dtype, buffer, shape, layout);
-        // SAFETY: fresh from `memory`, written by nothing else.
-        Array(unsafe { RcInner::init(memory, inner) })
+        // SAFETY: fresh from `memory`, written by nothing else; `write_single` writes every
+        // field and cannot panic.
+        Array(unsafe {
+            RcInner::init_in_place(memory, |p| {
+                Inner::write_single(p, device, dtype, buffer, shape)
+            })
+        })
     }
 
     pub(crate) fn shard_data(&self) -> &[ShardData] {

@@ -7,11 +7,45 @@ use std::ops::{Deref, DerefMut};
 /// vector. An enum rather than `SmallVec<[ShardData; 1]>`, whose `smallvec![shard]` built
 /// an op's result through a call to `push` and a copy of the shard: the enum saves 27 of an
 /// 8-element add's 1,536 instructions and of a 1K sum's 1,394.
+///
+/// `repr(u8)` gives the enum a defined layout (the Reference's "primitive representation of
+/// enums with fields": a union of `repr(C)` structs, each its variant's tag followed by its
+/// fields), so that [`write_one`](Shards::write_one) can build `One` in place.
 #[derive(Clone)]
+#[repr(u8)]
 pub(crate) enum Shards {
-    One(ShardData),
+    One(ShardData) = ONE,
     /// Never exactly one (`From<Vec<_>>` keeps that case inline), possibly none.
-    Many(Vec<ShardData>),
+    Many(Vec<ShardData>) = 1,
+}
+
+/// `Shards::One`'s tag.
+const ONE: u8 = 0;
+
+/// `Shards::One` as `repr(u8)` lays it out: the tag, then the shard.
+#[repr(C)]
+struct OneRepr {
+    tag: u8,
+    shard: ShardData,
+}
+
+impl Shards {
+    /// Makes `*p` a `Shards::One` whose shard the caller then writes, field by field, through
+    /// the pointer returned (see `Inner::write_single`: a shard built whole and moved in
+    /// went through the stack).
+    ///
+    /// # Safety
+    /// `p` is valid for writes and aligned; `*p` is a valid `Shards` only once every field of
+    /// the returned shard is written.
+    #[inline(always)]
+    pub(crate) unsafe fn write_one(p: *mut Shards) -> *mut ShardData {
+        let one = p.cast::<OneRepr>();
+        // SAFETY: per the contract, and `OneRepr` is `One`'s layout under `repr(u8)`.
+        unsafe {
+            std::ptr::addr_of_mut!((*one).tag).write(ONE);
+            std::ptr::addr_of_mut!((*one).shard)
+        }
+    }
 }
 
 impl Deref for Shards {
@@ -72,6 +106,17 @@ mod tests {
         let a = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
         let b = Array::from_slice(&[1i32, 2, 3], &[3]).unwrap();
         let (sa, sb) = (a.shard_data()[0].clone(), b.shard_data()[0].clone());
+
+        // Built in place, it is the same `One`.
+        let mut place = std::mem::MaybeUninit::<Shards>::uninit();
+        // SAFETY: `place` is valid for writes; the shard is written whole before it is read.
+        let built = unsafe {
+            Shards::write_one(place.as_mut_ptr()).write(sb.clone());
+            place.assume_init()
+        };
+        assert!(matches!(&built, Shards::One(s) if s.layout.shape() == [3]));
+        assert_eq!(built.len(), 1);
+        drop(built);
 
         let one = Shards::from(vec![sa.clone()]);
         assert!(matches!(one, Shards::One(_)));

@@ -16,11 +16,11 @@ mod shape;
 mod slice;
 mod walk;
 
-pub(crate) use shape::small;
 pub use shape::{
     Dims, MAX_ELEMENTS, Strides, axis_last, broadcast_shapes, checked_bytes, checked_size,
     contiguous_strides, inverse_permutation, normalize_axis, same_shape,
 };
+pub(crate) use shape::{small, write_inline, write_small};
 pub use slice::Slice;
 pub use walk::{coalesce, for_each_run};
 
@@ -156,6 +156,26 @@ impl Layout {
             offset: 0,
             size: shape.iter().product(),
             contiguous: true,
+        }
+    }
+
+    /// Writes [`contiguous_valid`](Self::contiguous_valid) of `shape` into `p`, field by
+    /// field: built whole and moved into an op's result, its lists went through the stack
+    /// (see `write_inline`).
+    ///
+    /// # Safety
+    /// `p` is valid for writes and aligned, and holds nothing that needs dropping.
+    #[inline(always)]
+    pub(crate) unsafe fn write_contiguous_valid(p: *mut Layout, shape: &[usize]) {
+        use std::ptr::addr_of_mut;
+        debug_assert!(checked_size(shape).is_ok(), "{shape:?} was not checked");
+        // SAFETY: per the contract; every field is written.
+        unsafe {
+            shape::write_small(addr_of_mut!((*p).shape), shape);
+            shape::write_contiguous_strides(addr_of_mut!((*p).strides), shape);
+            addr_of_mut!((*p).offset).write(0);
+            addr_of_mut!((*p).size).write(shape.iter().product());
+            addr_of_mut!((*p).contiguous).write(true);
         }
     }
 

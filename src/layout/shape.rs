@@ -93,18 +93,31 @@ fn bytes_overflow(elements: usize, item_size: usize, device: &str) -> Error {
 #[inline]
 pub fn contiguous_strides(shape: &[usize]) -> Strides {
     let n = shape.len();
-    // Inline for up to 4 axes, as `small` (every op's output layout is built here), and
-    // without indexing by `n`: the suffix products over the shape padded with 1s are the
-    // strides of its first `n` axes. A loop that stored into a run-time index kept the list
-    // in memory and copied it out with wider loads than those stores (a failed store
-    // forwarding per op); this one stays in registers.
     if n <= 4 {
-        let d = |k: usize| shape.get(k).map_or(1, |&x| x.max(1)) as isize;
-        let s2 = d(3);
-        let s1 = s2.saturating_mul(d(2));
-        let s0 = s1.saturating_mul(d(1));
-        return SmallVec::from_buf_and_len([s0, s1, s2, 1], n);
+        return SmallVec::from_buf_and_len(strides_of_four(shape), n);
     }
+    strides_past_four(shape)
+}
+
+/// The row-major strides of a shape of at most 4 axes, padded to 4 entries. Inline for up to
+/// 4 axes, as `small` (every op's output layout is built here), and without indexing by the
+/// rank: the suffix products over the shape padded with 1s are the strides of its first
+/// axes. A loop that stored into a run-time index kept the list in memory and copied it out
+/// with wider loads than those stores (a failed store forwarding per op); this one stays in
+/// registers.
+#[inline(always)]
+fn strides_of_four(shape: &[usize]) -> [isize; 4] {
+    let d = |k: usize| shape.get(k).map_or(1, |&x| x.max(1)) as isize;
+    let s2 = d(3);
+    let s1 = s2.saturating_mul(d(2));
+    let s0 = s1.saturating_mul(d(1));
+    [s0, s1, s2, 1]
+}
+
+/// [`contiguous_strides`] of more than 4 axes.
+#[inline(never)]
+fn strides_past_four(shape: &[usize]) -> Strides {
+    let n = shape.len();
     let mut strides: Strides = SmallVec::from_elem(1, n);
     let mut acc = 1isize;
     for k in (0..n).rev() {
@@ -112,6 +125,64 @@ pub fn contiguous_strides(shape: &[usize]) -> Strides {
         acc = acc.saturating_mul(shape[k].max(1) as isize);
     }
     strides
+}
+
+/// Writes [`contiguous_strides`] of `shape` into `p`, entry by entry (see [`write_inline`]).
+///
+/// # Safety
+/// As [`write_inline`]'s.
+#[inline(always)]
+pub(crate) unsafe fn write_contiguous_strides(p: *mut Strides, shape: &[usize]) {
+    let n = shape.len();
+    // SAFETY: per the contract.
+    unsafe {
+        if n <= 4 {
+            write_inline(p, strides_of_four(shape), n);
+        } else {
+            p.write(strides_past_four(shape));
+        }
+    }
+}
+
+/// Writes [`small`] of `xs` into `p`, entry by entry (see [`write_inline`]).
+///
+/// # Safety
+/// As [`write_inline`]'s.
+#[inline(always)]
+pub(crate) unsafe fn write_small<T: Copy + Default>(p: *mut SmallVec<[T; 4]>, xs: &[T]) {
+    // SAFETY: per the contract.
+    unsafe {
+        if xs.len() > 4 {
+            p.write(SmallVec::from_slice(xs));
+            return;
+        }
+        let at = |k: usize| xs.get(k).copied().unwrap_or_default();
+        write_inline(p, [at(0), at(1), at(2), at(3)], xs.len());
+    }
+}
+
+/// Writes the list of the first `len` (at most 4) entries of `buf` into `p`, held inline, one
+/// entry at a time. A `SmallVec` built whole (`from_buf_and_len`) and then moved into place
+/// was staged on the stack and copied with loads wider than the stores that had just built
+/// it: a failed store forwarding for each list of an op's result (its shape, strides and
+/// region).
+///
+/// # Safety
+/// `p` is valid for writes and aligned, and holds nothing that needs dropping.
+#[inline(always)]
+pub(crate) unsafe fn write_inline<T>(p: *mut SmallVec<[T; 4]>, buf: [T; 4], len: usize) {
+    debug_assert!(len <= 4);
+    // SAFETY: per the contract; an empty inline list has room for 4 entries, written before
+    // the length that makes the first `len` of them its elements.
+    unsafe {
+        p.write(SmallVec::new());
+        let v = &mut *p;
+        let d = v.as_mut_ptr();
+        for (k, x) in buf.into_iter().enumerate() {
+            d.add(k).write(x);
+        }
+        v.set_len(len.min(4));
+    }
 }
 
 /// Resolves a possibly negative axis against `ndim`.

@@ -292,35 +292,34 @@ const VECTOR_ALIGN: usize = 32;
 /// misaligned vectors took 311 ns unshifted, 259 ns shifted; a 4K-element one gained nothing).
 const SHIFT_MAX_BYTES: usize = 8 << 10;
 
-/// The misalignment (bytes past a `VECTOR_ALIGN` boundary) that `inputs`, the first elements
-/// of contiguous operands, share, when a kernel's output of elements as wide as theirs should
-/// take it too: then the loop, once it has peeled the few elements before the output's
-/// boundary (`aligned_head`), loads and stores only aligned vectors. 0 when they differ,
-/// when the widths differ, or when they are aligned already.
+/// Where in a 64-byte line a kernel's output of elements as wide as its inputs' should start:
+/// where the first of `inputs` (the first elements of contiguous operands) starts. Then the
+/// loop, once past the few elements before the output's boundary (`aligned_head`,
+/// `overlapped2`), loads that operand and stores the output by aligned vectors only. 0 when
+/// an operand is strided, when the widths differ, or when the first is aligned already.
 ///
-/// Why: a `Vec<f32>` from the system allocator starts 16 bytes past a 32-byte boundary half
-/// the time, and a 1K-element add over two such vectors into a 64-byte aligned output took
-/// ~64 ns here against ~45 ns for aligned operands (every other load split a line); with the
-/// output shifted to match and the head peeled, ~48 ns. Only outputs of at most
-/// `SHIFT_MAX_BYTES`: beyond, the operands leave L1 and the loop waits on L2, where the split
-/// loads cost nothing measurable (a 16K-element add: 1.91 µs unshifted, 1.97 µs shifted).
+/// Why: a `Vec<f32>` from the system allocator starts 16, 32 or 48 bytes past a line, and a
+/// 1K-element add over two such vectors into a 64-byte aligned output took ~64 ns here
+/// against ~45 ns for aligned operands (every other load split a line); with the output
+/// shifted to match and the head peeled, ~48 ns. When the operands disagree, matching one
+/// still pays: 64-byte vectors at (16, 32) bytes past a line into an output at 0 took 45 ns,
+/// into one at 16 (the first's) 37 ns. Only outputs of at most `SHIFT_MAX_BYTES`: beyond,
+/// the operands leave L1 and the loop waits on L2, where the split loads cost nothing
+/// measurable (a 16K-element add: 1.91 µs unshifted, 1.97 µs shifted).
 pub(crate) fn matching_shift<T, U>(inputs: &[Option<*const T>], n: usize) -> usize {
     if size_of::<T>() != size_of::<U>()
         || size_of::<T>() == 0
         || n <= SMALL_RUN
         || n.saturating_mul(size_of::<U>()) > SHIFT_MAX_BYTES
+        || inputs.iter().any(Option::is_none)
     {
         return 0;
     }
-    let mut shift = None;
-    for p in inputs {
-        let Some(p) = p else { return 0 };
-        let m = *p as usize % VECTOR_ALIGN;
-        if *shift.get_or_insert(m) != m {
-            return 0;
-        }
-    }
-    shift.unwrap_or(0)
+    inputs
+        .first()
+        .copied()
+        .flatten()
+        .map_or(0, |p| p as usize % 64)
 }
 
 /// Contiguous runs of at most this many elements skip the thread split, the AVX2 copy and the
@@ -441,6 +440,73 @@ pub(crate) fn map1_in<L: super::simd::Lanes, T: Element, U: Element>(
 }
 
 /// `out[i] = f(a[i], b[i])` over two views of one shape (same contract on `out` as `map1`).
+/// The most traffic (operands read plus output written) of a contiguous run that `map2` runs
+/// in 64-byte vectors: all of it fits in L1 (48 KiB here), where halving the loads and stores
+/// is what counts. A 1K-element f32 add took 45-55 ns in AVX2 against 30-37 ns so, 4K
+/// elements 185-265 ns against 122-147; at 16K, from L2, the wider loop gained nothing and
+/// lost ~15 % on operands 16 bytes off a 64-byte line.
+const L1_RUN_BYTES: usize = 48 << 10;
+
+/// `os[i] = f(xa[i], xb[i])` by 64-byte vectors of output: one unaligned vector at the start,
+/// aligned ones from the output's first 64-byte boundary, one unaligned vector ending at the
+/// end. The first and last overlap the middle, whose elements they compute and write again
+/// with the same value: a peeled scalar head took ~8 ns of a 1K-element add. Sound because
+/// `os` is the kernel's own output, which no operand shares and nothing reads meanwhile.
+#[inline(always)]
+fn overlapped2<T: Copy, U>(os: &mut [MaybeUninit<U>], xa: &[T], xb: &[T], f: &impl Fn(T, T) -> U) {
+    let n = os.len();
+    let (xa, xb) = (&xa[..n], &xb[..n]);
+    let size = size_of::<U>().max(1);
+    let w = 64 / size;
+    if w == 0 || n < 2 * w {
+        return zip2(os, xa, xb, f);
+    }
+    let head = (64 - os.as_ptr() as usize % 64) % 64 / size;
+    let end = n - (n - head) % w;
+    let last = n - w;
+    match w {
+        64 => vectors2::<64, _, _>(os, xa, xb, last, f),
+        32 => vectors2::<32, _, _>(os, xa, xb, last, f),
+        16 => vectors2::<16, _, _>(os, xa, xb, last, f),
+        8 => vectors2::<8, _, _>(os, xa, xb, last, f),
+        4 => vectors2::<4, _, _>(os, xa, xb, last, f),
+        _ => {
+            zip2(&mut os[..w], xa, xb, f);
+            zip2(&mut os[last..], &xa[last..], &xb[last..], f);
+        }
+    }
+    zip2(&mut os[head..end], &xa[head..end], &xb[head..end], f);
+}
+
+/// `os[i] = f(xa[i], xb[i])` over the shortest of the three.
+#[inline(always)]
+fn zip2<T: Copy, U>(os: &mut [MaybeUninit<U>], xa: &[T], xb: &[T], f: &impl Fn(T, T) -> U) {
+    for ((o, &p), &q) in os.iter_mut().zip(xa).zip(xb) {
+        o.write(f(p, q));
+    }
+}
+
+/// [`zip2`] over the first `W` elements and over the `W` from `last`, each read into arrays
+/// of its own first: written straight from the slices, the compiler could not rule out that
+/// a store overwrites a later load, and unrolled the elements one by one.
+#[inline(always)]
+fn vectors2<const W: usize, T: Copy, U>(
+    os: &mut [MaybeUninit<U>],
+    xa: &[T],
+    xb: &[T],
+    last: usize,
+    f: &impl Fn(T, T) -> U,
+) {
+    for lo in [0, last] {
+        let pa: [T; W] = std::array::from_fn(|j| xa[lo + j]);
+        let pb: [T; W] = std::array::from_fn(|j| xb[lo + j]);
+        let r: [U; W] = std::array::from_fn(|j| f(pa[j], pb[j]));
+        for (o, v) in os[lo..lo + W].iter_mut().zip(r) {
+            o.write(v);
+        }
+    }
+}
+
 pub(crate) fn map2<T: Element, U: Element>(
     dev: &HostDevice,
     a: View<'_, T>,
@@ -460,10 +526,22 @@ pub(crate) fn map2<T: Element, U: Element>(
             }
             return;
         }
+        let wide_run = n.saturating_mul(bytes) <= L1_RUN_BYTES;
         par_ranges(dev, n, bytes, |r| {
             // SAFETY: `out` holds n elements; ranges are disjoint.
             let os = unsafe { out_slice(o, &r) };
             let (xa, xb) = (&xa[r.clone()], &xb[r]);
+            // The whole op's traffic, not the range's: a split op's ranges are each small,
+            // and their operands come from L2 all the same.
+            if wide_run
+                && super::simd::avx512_only(
+                    #[inline(always)]
+                    || overlapped2(os, xa, xb, &f),
+                )
+                .is_some()
+            {
+                return;
+            }
             let head = aligned_head(os.as_ptr(), os.len());
             wide(
                 #[inline(always)]
@@ -548,9 +626,12 @@ pub(crate) fn par_memcpy(dev: &HostDevice, src: *const u8, dst: *mut u8, len: us
 
 #[cfg(test)]
 mod tests {
-    use super::{SMALL_RUN, VECTOR_ALIGN, aligned_head, matching_shift, mid_min_bytes};
+    use super::{
+        SMALL_RUN, VECTOR_ALIGN, aligned_head, matching_shift, mid_min_bytes, overlapped2,
+    };
     use super::{mid_max_bytes, par_min_bytes, split};
     use crate::backends::host::HostBackend;
+    use std::mem::MaybeUninit;
 
     fn backend(threads: usize) -> HostBackend {
         HostBackend::for_tests("split-test", threads)
@@ -592,30 +673,71 @@ mod tests {
     }
 
     #[test]
-    fn outputs_take_the_misalignment_their_inputs_share() {
+    fn outputs_take_the_first_inputs_place_in_its_line() {
         let at = |a: usize| Some(a as *const f32);
         assert_eq!(
             matching_shift::<f32, f32>(&[at(0x1010), at(0x2030)], 1024),
             16
         );
         assert_eq!(matching_shift::<f32, f32>(&[at(0x1004)], 17), 4);
+        // The place in a 64-byte line, not in a 32-byte vector.
+        assert_eq!(matching_shift::<f32, f32>(&[at(0x1030)], 1024), 48);
         // A small run skips the peel (`SMALL_RUN`), so its output keeps the pool's alignment.
         assert_eq!(matching_shift::<f32, f32>(&[at(0x1004)], SMALL_RUN), 0);
-        // Aligned, differing, strided (None), or of another width: no shift.
+        // The first aligned, an operand strided (None), or of another width: no shift.
         assert_eq!(
             matching_shift::<f32, f32>(&[at(0x1000), at(0x2020)], 1024),
             0
         );
-        assert_eq!(
-            matching_shift::<f32, f32>(&[at(0x1010), at(0x2000)], 1024),
-            0
-        );
         assert_eq!(matching_shift::<f32, f32>(&[at(0x1010), None], 1024), 0);
+        assert_eq!(matching_shift::<f32, f32>(&[None, at(0x1010)], 1024), 0);
         assert_eq!(matching_shift::<f32, bool>(&[at(0x1010)], 1024), 0);
         assert_eq!(matching_shift::<f32, f32>(&[at(0x1010)], 2048), 16);
         // Past the size where it pays (and sizes that would overflow a byte count).
         assert_eq!(matching_shift::<f32, f32>(&[at(0x1010)], 2049), 0);
         assert_eq!(matching_shift::<f32, f32>(&[at(0x1010)], usize::MAX), 0);
+    }
+
+    /// `overlapped2` against the plain loop: every length up to a few vectors, every place of
+    /// the output in its line, and each vector width (64 lanes of u8 down to 4 of 16 bytes).
+    #[test]
+    fn overlapped_vectors_write_what_the_plain_loop_writes() {
+        fn check<T: Copy + PartialEq + std::fmt::Debug, U: Copy + PartialEq + std::fmt::Debug>(
+            make: impl Fn(usize) -> T,
+            f: impl Fn(T, T) -> U,
+        ) {
+            let size = size_of::<U>();
+            for n in 0..200 {
+                let xa: Vec<T> = (0..n).map(&make).collect();
+                let xb: Vec<T> = (0..n).map(|i| make(3 * i + 1)).collect();
+                for skip in 0..64 / size {
+                    // Room for the output to start anywhere in a line.
+                    // Filled with a pattern no check value has: an element left unwritten
+                    // reads as that pattern and fails the comparison.
+                    let mut room = vec![MaybeUninit::<U>::uninit(); n + 64];
+                    // SAFETY: `room` holds n + 64 elements of `U`.
+                    unsafe { std::ptr::write_bytes(room.as_mut_ptr(), 0xA5, n + 64) };
+                    let base = room.as_ptr() as usize % 64 / size;
+                    let lo = (skip + 64 / size - base) % (64 / size);
+                    let os = &mut room[lo..lo + n];
+                    overlapped2(os, &xa, &xb, &f);
+                    for i in 0..n {
+                        // SAFETY: every byte is initialised (the pattern or a value), and every
+                        // type checked here takes any bytes.
+                        let got = unsafe { os[i].assume_init() };
+                        assert_eq!(got, f(xa[i], xb[i]), "n {n} skip {skip} i {i}");
+                    }
+                }
+            }
+        }
+        check(|i| i as u8, |a: u8, b: u8| a.wrapping_add(b));
+        check(|i| i as f32 * 0.5, |a: f32, b: f32| a + b);
+        check(|i| i as f64, |a: f64, b: f64| a * b);
+        check(|i| i as f32, |a: f32, b: f32| u8::from(a < b));
+        check(
+            |i| num_complex::Complex64::new(i as f64, 1.0),
+            |a: num_complex::Complex64, b| a * b,
+        );
     }
 
     #[test]

@@ -35,14 +35,34 @@ fn avx2<R>(f: impl FnOnce() -> R) -> R {
 #[inline(always)]
 pub(crate) fn wide_arith<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("fma")
-    {
-        // SAFETY: the processor has AVX-512F, AVX2 and FMA, checked just above.
+    if has_avx512() {
+        // SAFETY: the processor has AVX-512F, AVX2 and FMA (`has_avx512`).
         return unsafe { avx512(f) };
     }
     wide(f)
+}
+
+/// Calls `f` inside an AVX-512 function where the processor has AVX-512F (and AVX2 and FMA);
+/// `None`, without calling it, elsewhere. For loops over operands that sit in L1, where
+/// 64-byte loads and stores halve the accesses (`engine::map2`'s short runs).
+#[inline(always)]
+pub(crate) fn avx512_only<R>(f: impl FnOnce() -> R) -> Option<R> {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx512() {
+        // SAFETY: the processor has AVX-512F, AVX2 and FMA (`has_avx512`).
+        return Some(unsafe { avx512(f) });
+    }
+    let _ = f;
+    None
+}
+
+/// Whether the processor runs [`avx512`]'s code: AVX-512F, AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn has_avx512() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
 }
 
 #[cfg(target_arch = "x86_64")]
