@@ -422,7 +422,8 @@ impl Array {
     /// other operand is resharded to match.
     pub fn binary(&self, op: BinaryOp, other: &Array) -> Result<Array> {
         let (da, db) = (self.dtype(), other.dtype());
-        let mut common = DType::promote(da, db);
+        // Equal dtypes (the common case) skip the promotion table's call.
+        let mut common = if da == db { da } else { DType::promote(da, db) };
         // int32 < uint32 compared in int32 would answer wrongly for large values: comparisons
         // of integers take the exact int64 or nothing.
         if common != da && common != db && !(op.is_comparison() && common.is_integer()) {

@@ -213,7 +213,7 @@ pub fn same_shape(a: &[usize], b: &[usize]) -> bool {
 #[inline]
 pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Dims> {
     if same_shape(a, b) {
-        return Ok(SmallVec::from_slice(a));
+        return Ok(small(a));
     }
     broadcast_distinct(op, a, b)
 }

@@ -315,11 +315,10 @@ pub(crate) fn matching_shift<T, U>(inputs: &[Option<*const T>], n: usize) -> usi
     {
         return 0;
     }
-    inputs
-        .first()
-        .copied()
-        .flatten()
-        .map_or(0, |p| p as usize % 64)
+    match inputs.first() {
+        Some(Some(p)) => *p as usize % 64,
+        _ => 0,
+    }
 }
 
 /// Contiguous runs of at most this many elements skip the thread split, the AVX2 copy and the
@@ -439,7 +438,6 @@ pub(crate) fn map1_in<L: super::simd::Lanes, T: Element, U: Element>(
     });
 }
 
-/// `out[i] = f(a[i], b[i])` over two views of one shape (same contract on `out` as `map1`).
 /// The most traffic (operands read plus output written) of a contiguous run that `map2` runs
 /// in 64-byte vectors: all of it fits in L1 (48 KiB here), where halving the loads and stores
 /// is what counts. A 1K-element f32 add took 45-55 ns in AVX2 against 30-37 ns so, 4K
@@ -507,6 +505,7 @@ fn vectors2<const W: usize, T: Copy, U>(
     }
 }
 
+/// `out[i] = f(a[i], b[i])` over two views of one shape (same contract on `out` as `map1`).
 pub(crate) fn map2<T: Element, U: Element>(
     dev: &HostDevice,
     a: View<'_, T>,

@@ -477,12 +477,14 @@ impl Backend for HostBackend {
                 rhs: b.layout.shape().to_vec(),
             });
         }
-        if a.buffer.device_index() != b.buffer.device_index() {
+        // Read once (a virtual call): the check and the device both use it.
+        let index = a.buffer.device_index();
+        if index != b.buffer.device_index() {
             return Err(Error::invalid(format!(
                 "{op}: operands on different devices"
             )));
         }
-        let dev = self.device_of(&a)?;
+        let dev = self.device(index)?;
         // By reference (see `run2`).
         elementwise::binary(self, dev, op, &a, &b, out)
     }
