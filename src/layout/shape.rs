@@ -167,11 +167,15 @@ pub(crate) unsafe fn write_small<T: Copy + Default>(p: *mut SmallVec<[T; 4]>, xs
 /// it: a failed store forwarding for each list of an op's result (its shape, strides and
 /// region).
 ///
+/// The entries of `buf` past `len` are written and forgotten, so `T` must need no drop
+/// (shape entries, strides, ranges).
+///
 /// # Safety
 /// `p` is valid for writes and aligned, and holds nothing that needs dropping.
 #[inline(always)]
 pub(crate) unsafe fn write_inline<T>(p: *mut SmallVec<[T; 4]>, buf: [T; 4], len: usize) {
     debug_assert!(len <= 4);
+    debug_assert!(!std::mem::needs_drop::<T>());
     // SAFETY: per the contract; an empty inline list has room for 4 entries, written before
     // the length that makes the first `len` of them its elements.
     unsafe {

@@ -200,5 +200,23 @@ fn contiguous_strides_are_the_suffix_products_at_every_rank() {
             })
             .collect();
         assert_eq!(contiguous_strides(shape).as_slice(), &want[..], "{shape:?}");
+        if checked_size(shape).is_err() {
+            continue;
+        }
+        // Written in place (an op's result), the same layout as built whole.
+        let whole = Layout::contiguous_valid(shape);
+        let mut place = std::mem::MaybeUninit::<Layout>::uninit();
+        // SAFETY: `place` is valid for writes and holds nothing; every field is written.
+        let written = unsafe {
+            Layout::write_contiguous_valid(place.as_mut_ptr(), shape);
+            place.assume_init()
+        };
+        assert_eq!(written.shape, whole.shape, "{shape:?}");
+        assert_eq!(written.strides, whole.strides, "{shape:?}");
+        assert_eq!(
+            (written.offset, written.size, written.contiguous),
+            (whole.offset, whole.size, whole.contiguous),
+            "{shape:?}"
+        );
     }
 }
