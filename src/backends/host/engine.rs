@@ -11,7 +11,7 @@ use crate::layout::{coalesce, contiguous_strides, for_each_run};
 use std::mem::MaybeUninit;
 use std::ops::Range;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// From this many bytes of traffic (read plus written) a kernel may split over the
@@ -59,13 +59,17 @@ unsafe impl<T> Sync for SendPtr<T> {}
 /// Not generic on purpose: every kernel (op x dtype) reaches the pool through this one
 /// function, so the job machinery is compiled once instead of once per kernel.
 pub(crate) fn par_for(dev: &HostDevice, chunks: usize, f: &(dyn Fn(usize) + Sync)) {
+    // More chunks than 32 bits count (never from a kernel: a few per thread) run here alone.
+    let Ok(count) = u32::try_from(chunks) else {
+        (0..chunks).for_each(f);
+        return;
+    };
     if chunks <= 1 || dev.threads() <= 1 {
         (0..chunks).for_each(f);
         return;
     }
     let shared = Arc::new(Shared {
-        next: AtomicUsize::new(0),
-        chunks,
+        left: AtomicU64::new(u64::from(count)),
         active: AtomicUsize::new(0),
         closed: AtomicBool::new(false),
         panicked: AtomicBool::new(false),
@@ -80,7 +84,7 @@ pub(crate) fn par_for(dev: &HostDevice, chunks: usize, f: &(dyn Fn(usize) + Sync
         let s = shared.clone();
         Box::new(move || s.help())
     });
-    let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| shared.run(f)));
+    let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| shared.run(f, false)));
     shared.closed.store(true, Ordering::SeqCst);
     let mut spins = 0u32;
     while shared.active.load(Ordering::Acquire) != 0 {
@@ -104,11 +108,17 @@ pub(crate) fn par_for(dev: &HostDevice, chunks: usize, f: &(dyn Fn(usize) + Sync
 #[derive(Clone, Copy)]
 struct JobPtr(&'static (dyn Fn(usize) + Sync));
 
-/// What a `par_for` caller and its helpers share: the next chunk to take, and who is still
+/// What a `par_for` caller and its helpers share: the chunks not taken yet, and who is still
 /// inside the job.
 struct Shared {
-    next: AtomicUsize,
-    chunks: usize,
+    /// The chunks not taken yet, `front..back`, packed as `front << 32 | back`. The caller
+    /// takes from the front and the helpers from the back, so an op run again and again
+    /// gives each thread mostly the same chunks, whose data its own L2 still holds: taken
+    /// in turn from one counter, they moved between the cores' caches, and a 256K-element
+    /// f32 add took 18-25 µs where two threads that keep their halves take 13-14 µs (49-57
+    /// µs when the halves swap every time). A helper that comes late still finds the work
+    /// done.
+    left: AtomicU64,
     /// Helpers that may be calling the job.
     active: AtomicUsize,
     /// Set by the caller once it has run out of chunks: a helper that starts later leaves
@@ -119,13 +129,34 @@ struct Shared {
 }
 
 impl Shared {
-    fn run(&self, f: &(dyn Fn(usize) + Sync)) {
-        loop {
-            let c = self.next.fetch_add(1, Ordering::Relaxed);
-            if c >= self.chunks {
-                return;
-            }
+    /// Runs chunks until none is left: from the front for the caller, from the back for a
+    /// helper.
+    fn run(&self, f: &(dyn Fn(usize) + Sync), from_back: bool) {
+        while let Some(c) = self.take(from_back) {
             f(c);
+        }
+    }
+
+    /// Takes the first chunk left (or the last), if any is.
+    fn take(&self, from_back: bool) -> Option<usize> {
+        let mut cur = self.left.load(Ordering::Relaxed);
+        loop {
+            let (front, back) = (cur >> 32, cur & u64::from(u32::MAX));
+            if front >= back {
+                return None;
+            }
+            let (next, c) = if from_back {
+                (front << 32 | (back - 1), back - 1)
+            } else {
+                ((front + 1) << 32 | back, front)
+            };
+            match self
+                .left
+                .compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return Some(c as usize),
+                Err(now) => cur = now,
+            }
         }
     }
 
@@ -135,7 +166,9 @@ impl Shared {
         self.active.fetch_add(1, Ordering::SeqCst);
         if !self.closed.load(Ordering::SeqCst) {
             let job = self.job.0;
-            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run(job))).is_err() {
+            let ran =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run(job, true)));
+            if ran.is_err() {
                 self.panicked.store(true, Ordering::Release);
             }
         }
@@ -626,11 +659,13 @@ pub(crate) fn par_memcpy(dev: &HostDevice, src: *const u8, dst: *mut u8, len: us
 #[cfg(test)]
 mod tests {
     use super::{
-        SMALL_RUN, VECTOR_ALIGN, aligned_head, matching_shift, mid_min_bytes, overlapped2,
+        JobPtr, SMALL_RUN, Shared, VECTOR_ALIGN, aligned_head, matching_shift, mid_min_bytes,
+        overlapped2,
     };
     use super::{mid_max_bytes, par_min_bytes, split};
     use crate::backends::host::HostBackend;
     use std::mem::MaybeUninit;
+    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 
     fn backend(threads: usize) -> HostBackend {
         HostBackend::for_tests("split-test", threads)
@@ -669,6 +704,45 @@ mod tests {
         assert!(split(dev, mid_max_bytes() / 4, 4).unwrap().helpers);
         // Sizes whose byte count overflows still split (no panic).
         assert!(split(dev, usize::MAX, 16).unwrap().helpers);
+    }
+
+    /// The caller takes chunks from the front and helpers from the back, each chunk once,
+    /// until they meet, also when several threads take at once.
+    #[test]
+    fn chunks_are_taken_from_both_ends_each_once() {
+        fn nothing(_: usize) {}
+        let shared = |n: u32| Shared {
+            left: AtomicU64::new(u64::from(n)),
+            active: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
+            panicked: AtomicBool::new(false),
+            job: JobPtr(&nothing),
+        };
+        let s = shared(5);
+        assert_eq!(s.take(false), Some(0));
+        assert_eq!(s.take(true), Some(4));
+        assert_eq!(s.take(false), Some(1));
+        assert_eq!(s.take(true), Some(3));
+        assert_eq!(s.take(true), Some(2));
+        assert_eq!((s.take(false), s.take(true)), (None, None));
+        assert_eq!(shared(0).take(false), None);
+
+        let s = shared(10_000);
+        let taken: Vec<Vec<usize>> = std::thread::scope(|scope| {
+            let hs: Vec<_> = (0..4)
+                .map(|t| {
+                    let s = &s;
+                    scope.spawn(move || std::iter::from_fn(|| s.take(t > 0)).collect())
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        // The front's chunks ascend, a helper's descend.
+        assert!(taken[0].windows(2).all(|w| w[0] < w[1]));
+        assert!(taken[1].windows(2).all(|w| w[0] > w[1]));
+        let mut all: Vec<usize> = taken.concat();
+        all.sort_unstable();
+        assert_eq!(all, (0..10_000).collect::<Vec<_>>());
     }
 
     #[test]
