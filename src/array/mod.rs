@@ -46,9 +46,15 @@ pub(crate) fn whole_region(shape: &[usize]) -> Region {
     if nd > 4 {
         return shape.iter().map(|&n| 0..n).collect();
     }
-    // Not indexed by `nd` (see `contiguous_strides`): the list stays in registers.
+    Region::from_buf_and_len(region_of_four(shape), nd)
+}
+
+/// The ranges of a shape of at most 4 axes, padded to 4. Not indexed by the rank (see
+/// `contiguous_strides`): the list stays in registers.
+#[inline(always)]
+fn region_of_four(shape: &[usize]) -> [Range<usize>; 4] {
     let end = |k: usize| shape.get(k).copied().unwrap_or(0);
-    Region::from_buf_and_len([0..end(0), 0..end(1), 0..end(2), 0..end(3)], nd)
+    [0..end(0), 0..end(1), 0..end(2), 0..end(3)]
 }
 
 /// Writes [`whole_region`] of `shape` into `p`, range by range (see `write_inline`).
@@ -64,8 +70,7 @@ unsafe fn write_whole_region(p: *mut Region, shape: &[usize]) {
             p.write(whole_region(shape));
             return;
         }
-        let end = |k: usize| shape.get(k).copied().unwrap_or(0);
-        write_inline(p, [0..end(0), 0..end(1), 0..end(2), 0..end(3)], nd);
+        write_inline(p, region_of_four(shape), nd);
     }
 }
 
