@@ -62,7 +62,8 @@ sizes = ["1K", "16K", "256K", "1M", "4M", "16M", "64M"]
 for group, name in (("add_f32", "add f32"), ("sum_f32", "sum f32"), ("exp_f32", "exp f32")):
     print(f"### {name}\n")
     if group == "exp_f32":
-        print("Compute-bound: dlarray evaluates in f64 (one rounding to float32, as glibc's `expf`),")
+        print("Compute-bound: dlarray evaluates in f64 (one rounding to float32, as glibc's `expf`;")
+        print("8 lanes with AVX-512),")
         print("ndarray calls the C library per element, torch runs SLEEF's float32 vectors (1 ulp).\n")
     own = group in ("add_f32", "sum_f32")
     print("| size | dlarray | GB/s | vs ndarray | vs candle | vs NumPy | vs torch | memcpy of the same bytes |"

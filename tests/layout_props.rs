@@ -120,7 +120,9 @@ fn apply(a: &Array, n: &Naive, v: &View) -> Option<(Array, Naive)> {
         }
         View::Reshape(choice) => {
             let size: usize = n.shape.iter().product();
-            let divisors: Vec<usize> = (1..=size.max(1)).filter(|d| size % d == 0).collect();
+            let divisors: Vec<usize> = (1..=size.max(1))
+                .filter(|d| size.is_multiple_of(*d))
+                .collect();
             let d = divisors[choice % divisors.len()];
             let shape = if size == 0 {
                 vec![0, 3]

@@ -46,7 +46,7 @@ fn values(dtype: DType, n: usize, salt: usize) -> Vec<Scalar> {
         .map(|i| {
             let k = (i * 7 + salt * 5) % 12;
             match dtype {
-                DType::Bool => Scalar::Bool((i + salt) % 3 != 0),
+                DType::Bool => Scalar::Bool(!(i + salt).is_multiple_of(3)),
                 d if d.is_float() => Scalar::Float(floats[k]),
                 d if d.is_complex() => {
                     Scalar::Complex(dlarray::dtype::Complex64::new(floats[k], 1.0))

@@ -160,10 +160,11 @@ where
             if ffi::PyLong_CheckExact(a) == 1 && ffi::PyLong_CheckExact(b) == 1 {
                 let (a, b) = (ffi::PyLong_AsLong(a), ffi::PyLong_AsLong(b));
                 // -1 may mean an overflow error: pyo3's path then reports it properly.
-                if a != -1 && b != -1 {
-                    if let (Ok(a), Ok(b)) = (T::try_from(a), T::try_from(b)) {
-                        return Ok((a, b));
-                    }
+                if a != -1
+                    && b != -1
+                    && let (Ok(a), Ok(b)) = (T::try_from(a), T::try_from(b))
+                {
+                    return Ok((a, b));
                 }
                 ffi::PyErr_Clear();
             }

@@ -80,7 +80,7 @@ pub(crate) unsafe fn wrap(
         // A device that cannot hold host memory (no CPU backend: the import's target is then
         // the default device) takes a copy, as misaligned data does.
         let holds_host = kind.is_host() || device.platform() == "cpu";
-        if base as usize % item.min(8) != 0 || !holds_host {
+        if !(base as usize).is_multiple_of(item.min(8)) || !holds_host {
             // Kernels read whole elements: copy misaligned data (as JAX does for copy=None).
             // SAFETY: the span [base, base + bytes) holds every addressed element; the
             // caller guarantees it is readable.

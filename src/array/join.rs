@@ -113,7 +113,7 @@ impl Array {
     pub fn split(&self, sections: usize, axis: isize) -> Result<Vec<Array>> {
         let k = normalize_axis(axis, self.ndim())?;
         let n = self.shape()[k];
-        if sections == 0 || n % sections != 0 {
+        if sections == 0 || !n.is_multiple_of(sections) {
             return Err(Error::invalid(format!(
                 "array split does not result in an equal division: {n} into {sections}"
             )));

@@ -840,7 +840,7 @@ fn infer_shape(shape: &[isize], size: usize) -> Result<Dims> {
     };
     let known: Dims = out.iter().map(|&d| d.max(1)).collect();
     let prod = checked_size(&known)?;
-    if prod == 0 || size % prod != 0 {
+    if prod == 0 || !size.is_multiple_of(prod) {
         return Err(Error::ShapeMismatch {
             op: "reshape",
             lhs: vec![size],

@@ -429,10 +429,10 @@ impl Array {
         if common != da && common != db && !(op.is_comparison() && common.is_integer()) {
             common = Array::on_devices_of(&[self, other], common);
         }
-        if common == DType::Bool {
-            if let Some(r) = self.bool_arithmetic(op, other) {
-                return r;
-            }
+        if common == DType::Bool
+            && let Some(r) = self.bool_arithmetic(op, other)
+        {
+            return r;
         }
         let expected = if op.is_shift() && !common.is_integer() {
             Some("integer dtypes")

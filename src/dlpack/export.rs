@@ -208,10 +208,10 @@ impl Array {
             }
             Some((major, _)) => major >= 1,
         };
-        if let Some(d) = o.dl_device {
-            if d.device_type.name().is_none() {
-                return Err(refused(BufferError::UnsupportedDeviceType(d.device_type.0)));
-            }
+        if let Some(d) = o.dl_device
+            && d.device_type.name().is_none()
+        {
+            return Err(refused(BufferError::UnsupportedDeviceType(d.device_type.0)));
         }
         let plan = self.plan(&o)?;
         let copied = matches!(plan.source, Source::Copy(_));

@@ -64,13 +64,13 @@ pub fn library_dirs() -> Vec<PathBuf> {
     }
     dirs.push(PathBuf::from("/usr/local/cuda/lib64"));
     // PyPI's CUDA wheels: nvidia/cu13/lib (CUDA 13), nvidia/<component>/lib (CUDA 12).
-    if let Ok(venv) = std::env::var("VIRTUAL_ENV") {
-        if let Ok(entries) = std::fs::read_dir(PathBuf::from(venv).join("lib")) {
-            for e in entries.flatten() {
-                let nvidia = e.path().join("site-packages").join("nvidia");
-                for sub in ["cu13", "cuda_nvrtc", "cublas", "cuda_runtime"] {
-                    dirs.push(nvidia.join(sub).join("lib"));
-                }
+    if let Ok(venv) = std::env::var("VIRTUAL_ENV")
+        && let Ok(entries) = std::fs::read_dir(PathBuf::from(venv).join("lib"))
+    {
+        for e in entries.flatten() {
+            let nvidia = e.path().join("site-packages").join("nvidia");
+            for sub in ["cu13", "cuda_nvrtc", "cublas", "cuda_runtime"] {
+                dirs.push(nvidia.join(sub).join("lib"));
             }
         }
     }

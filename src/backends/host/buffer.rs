@@ -316,7 +316,7 @@ mod small {
     const MAX_CLASS: usize = 4096 + HOST_ALIGN;
     const SLOTS: usize = 16;
     const SHARED_BYTES: usize = 4 << 20;
-    const _: () = assert!(MAX_CLASS <= super::SMALL_BLOCK && MAX_CLASS % HOST_ALIGN == 0);
+    const _: () = assert!(MAX_CLASS <= super::SMALL_BLOCK && MAX_CLASS.is_multiple_of(HOST_ALIGN));
 
     /// Whether blocks of `class` are kept here rather than by their pool.
     pub(super) fn holds(class: usize) -> bool {

@@ -89,7 +89,7 @@ fn copy_typed<T: Element>(
         );
         return Ok(());
     }
-    if (dst.as_mut_ptr() as usize) % std::mem::align_of::<T>() == 0 {
+    if (dst.as_mut_ptr() as usize).is_multiple_of(std::mem::align_of::<T>()) {
         map1(
             dev,
             v,

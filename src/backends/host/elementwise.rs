@@ -8,8 +8,8 @@ use super::math::{
     Arith, ComplexSign, DivMod, Real, RealFloat, Rounding, Shift, Transcendental, dispatch,
     dispatch_arith,
 };
-use super::simd;
 use super::{HostBackend, HostBuffer, HostDevice, finish};
+use super::{expf, simd};
 use crate::backends::op::expect_out;
 use crate::backends::{BinaryOp, SharedBuffer, TensorRef, UnaryOp};
 use crate::dtype::{DType, Element};
@@ -62,6 +62,29 @@ fn half_exp<T: Element>(
     narrow: fn(&[f32], &mut [MaybeUninit<T>]),
 ) -> Option<Result<SharedBuffer>> {
     const BLOCK: usize = 512;
+    contiguous_exp(be, dev, x, |xs: &[T], os| {
+        let mut block = [MaybeUninit::<f32>::uninit(); BLOCK];
+        for (src, dst) in xs.chunks(BLOCK).zip(os.chunks_mut(BLOCK)) {
+            let w = &mut block[..src.len()];
+            widen(src, w);
+            // SAFETY: `widen` wrote every element of `w`.
+            let w: &mut [f32] = unsafe { &mut *(w as *mut [MaybeUninit<f32>] as *mut [f32]) };
+            expf::exp_f32_in_place(w);
+            narrow(w, dst);
+        }
+    })
+}
+
+/// `exp` of a contiguous tensor of a float type, `run` filling each range of the output
+/// from the same range of the input, split over the device's threads as float32's exp (8
+/// bytes an element). `None` for a strided tensor: the element path takes it, with the
+/// same bits.
+fn contiguous_exp<T: Element>(
+    be: &HostBackend,
+    dev: &HostDevice,
+    x: TensorRef<'_>,
+    run: impl Fn(&[T], &mut [MaybeUninit<T>]) + Sync,
+) -> Option<Result<SharedBuffer>> {
     let v = match be.view::<T>(&x) {
         Ok(v) => v,
         Err(e) => return Some(Err(e)),
@@ -69,22 +92,10 @@ fn half_exp<T: Element>(
     let xs = v.as_slice()?;
     Some(alloc_out::<T>(dev, xs.len()).map(|mut out| {
         let o = out_ptr::<T>(&mut out);
-        // Threads split it as they split float32's exp (8 bytes an element).
         par_ranges(dev, xs.len(), 8, |r| {
             // SAFETY: `out` holds xs.len() elements; the ranges are disjoint.
             let os = unsafe { out_slice(o, &r) };
-            let mut block = [MaybeUninit::<f32>::uninit(); BLOCK];
-            for (src, dst) in xs[r].chunks(BLOCK).zip(os.chunks_mut(BLOCK)) {
-                let w = &mut block[..src.len()];
-                widen(src, w);
-                // SAFETY: `widen` wrote every element of `w`.
-                let w: &mut [f32] = unsafe { &mut *(w as *mut [MaybeUninit<f32>] as *mut [f32]) };
-                simd::wide_arith(
-                    #[inline(always)]
-                    || w.iter_mut().for_each(|e| *e = super::expf::exp_f32(*e)),
-                );
-                narrow(w, dst);
-            }
+            run(&xs[r], os);
         });
         finish(out)
     }))
@@ -189,6 +200,8 @@ pub(crate) fn unary(
                 (UnaryOp::Exp, DType::BF16) => {
                     half_exp(be, dev, *x, simd::bf16_to_f32, simd::f32_to_bf16)
                 }
+                // 8 lanes with its table in registers where the processor has AVX-512.
+                (UnaryOp::Exp, DType::F32) => contiguous_exp(be, dev, *x, expf::exp_f32_into),
                 _ => None,
             };
             if let Some(r) = blocked {

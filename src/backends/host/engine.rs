@@ -364,7 +364,7 @@ const SMALL_RUN: usize = 16;
 pub(crate) fn aligned_head<U>(out: *const U, len: usize) -> usize {
     let size = size_of::<U>();
     let m = out as usize % VECTOR_ALIGN;
-    if m == 0 || size == 0 || m % size != 0 {
+    if m == 0 || size == 0 || !m.is_multiple_of(size) {
         return 0;
     }
     ((VECTOR_ALIGN - m) / size).min(len)

@@ -1,18 +1,26 @@
-//! `exp` of a float32, written so that the compiler vectorises a loop of it.
+//! `exp` of a float32: one scalar function, and a slice loop that runs it 8 lanes at a time.
 //!
-//! The C library's `expf` is a call per element (~4 ns on this 2.45 GHz EPYC; no loop around
-//! it can vectorise). This one has no branch and no call: in a loop compiled for AVX2
-//! (`simd::wide`) it runs 4 lanes of f64 per instruction, ~1.05 ns an element, and for
-//! AVX-512 (`simd::wide_arith`, where the processor has it) 8 lanes, ~0.80 ns, with the same
-//! bits (`every_lane_width_gives_the_bits_of_the_scalar_function`, run in release). It computes in
-//! f64, as glibc's `expf` does, so the result is the exact value rounded once to float32
-//! except within ~1e-11 of a halfway case: 1,431 of the 2^32 float32s differ by one ulp from
-//! the f64 `exp` rounded (glibc's own bound is 0.502 ulp; PyTorch's SLEEF `expf_u10`
-//! promises 1 ulp). The same algorithm in float32 arithmetic ran in ~0.95 ns, with errors of
-//! an ulp or two: not worth the 1.5x.
+//! The C library's `expf` is a call per element (~4 ns on the 2.45 GHz EPYC of issue 15; no
+//! loop around it can vectorise). This one computes in f64, as glibc's `expf` does, and
+//! rounds once to float32: the result is the exact value correctly rounded for all but 22 of
+//! the 2^32 float32s, each of which lies within ~5e-15 of a halfway case and is one ulp off
+//! (glibc's own bound is 0.502 ulp; PyTorch's SLEEF `expf_u10` promises 1 ulp).
 //!
-//! No fused multiply-add: every path (vector, scalar, strided, a machine without FMA) gives
-//! the same bits, and the product `k * ln 2` rounded once costs at most ~1e-14 relative.
+//! The method is glibc's (Szabolcs Nagy's `expf`): `x = (k + r) ln2 / 16` with `k` an integer
+//! and `|r| <= 1/2`, then `e^x = 2^(k/16) 2^(r/16)`: `2^(k/16)` is a power of two times one of
+//! 16 table entries, and `2^(r/16)` a degree-5 polynomial. A degree-8 polynomial over
+//! `|r| <= ln2/2` with no table (this file's first version) took 0.73 ns an element in
+//! AVX-512 on the Intel guest of `docs/benchmarks.md` and misrounded 1,431 inputs; this one
+//! takes 0.50 ns (`exp_f32_slice`; the same loop with a 32-entry table read by gathers took
+//! 0.55, with 64 entries 0.54).
+//!
+//! Every path gives the same bits: the AVX-512 loop (its 16-entry table in two registers,
+//! read by one `vpermt2pd` per 8 lanes, which AMD and Intel both run as one operation: a
+//! gather is microcoded on AMD), the AVX2 loop the compiler vectorises from `exp_f32` (with
+//! gathers), and the scalar function, because each performs the same IEEE operations in the
+//! same order. No fused multiply-add anywhere, for the same reason.
+
+use std::mem::MaybeUninit;
 
 /// Below this, `exp` rounds to +0 in float32 (`exp(-104) < 2^-150`); clamping keeps `2^k` a
 /// normal f64.
@@ -22,91 +30,248 @@ const HI: f32 = 100.0;
 /// Adding 1.5 * 2^52 rounds an f64 below 2^51 in magnitude to an integer (ties to even),
 /// left in the low bits of the sum's representation.
 const SHIFT: f64 = 6_755_399_441_055_744.0;
+/// `16 / ln 2`: `x` in sixteenths of `ln 2`.
+const INV_LN2_16: f64 = 16.0 * std::f64::consts::LOG2_E;
 
-/// `e^r` on `|r| <= ln(2)/2`: the degree-8 polynomial through the Chebyshev nodes of that
-/// interval (computed at 50 digits, rounded to f64), relative error 1.2e-12.
-const C: [f64; 9] = [
-    1.0,
-    0.999_999_999_979_785_2,
-    0.499_999_999_997_979_34,
-    0.166_666_668_910_457_75,
-    0.041_666_666_890_957,
-    0.008_333_266_097_949_614,
-    0.001_388_882_167_763_036_2,
-    0.000_199_158_669_267_826_82,
-    2.487_616_402_262_596_7e-5,
+/// `TABLE[j]` is the bits of `2^(j/16)` less `j << 48`, so that adding `k << 48` (`k`'s low
+/// four bits being `j`) to it gives the bits of `2^(k/16)`: the rest of `k` lands in the
+/// exponent field. Computed at 50 digits and rounded to f64 (`2^(j/16)` never lies near a
+/// halfway case at that precision).
+const TABLE: [u64; 16] = [
+    0x3ff0_0000_0000_0000,
+    0x3fef_b558_6cf9_890f,
+    0x3fef_72b8_3c7d_517b,
+    0x3fef_387a_6e75_6238,
+    0x3fef_06fe_0a31_b715,
+    0x3fee_dea6_4c12_3422,
+    0x3fee_bfda_d536_2a27,
+    0x3fee_ab07_dd48_5429,
+    0x3fee_a09e_667f_3bcd,
+    0x3fee_a114_73eb_0187,
+    0x3fee_ace5_422a_a0db,
+    0x3fee_c491_82a3_f090,
+    0x3fee_e89f_995a_d3ad,
+    0x3fef_199b_dd85_529c,
+    0x3fef_5818_dcfb_a487,
+    0x3fef_a4af_a2a4_90da,
+];
+
+/// `2^(r/16)` on `|r| <= 1/2`: the degree-5 polynomial through the Chebyshev nodes of that
+/// interval (computed at 50 digits, rounded to f64), relative error 4.6e-15.
+const C: [f64; 6] = [
+    1.000_000_000_000_004_4,
+    0.043_321_698_784_996_61,
+    0.000_938_384_792_486_206,
+    1.355_080_777_749_983e-5,
+    1.467_644_462_189_871e-7,
+    1.271_608_503_034_998_7e-9,
 ];
 
 /// `e^x` rounded to float32: +inf above ~88.72, +0 below ~-103.97, NaN for NaN.
 #[inline(always)]
 pub(crate) fn exp_f32(x: f32) -> f32 {
-    // `clamp` keeps NaN (it fails both tests); on float32, two selects for 8 lanes.
-    let x = f64::from(x.clamp(LO, HI));
-    // x = k ln 2 + r, k an integer, |r| <= ln(2)/2: e^x = 2^k e^r.
-    let kd = x * std::f64::consts::LOG2_E + SHIFT;
-    let k = kd - SHIFT;
-    let r = x - k * std::f64::consts::LN_2;
-    // Estrin's scheme: four independent pairs, then two levels (Horner's chain of 8
-    // dependent steps took ~10% longer here).
+    // `clamp` keeps NaN (it fails both tests).
+    let z = f64::from(x.clamp(LO, HI)) * INV_LN2_16;
+    let kd = z + SHIFT;
+    let k = kd.to_bits();
+    // Exact: `z` and `kd - SHIFT` are within 1/2 of each other.
+    let r = z - (kd - SHIFT);
+    // The table's index is k's low four bits (`vpermt2pd` reads the same bits).
+    let s = f64::from_bits(TABLE[(k % 16) as usize].wrapping_add(k << 48));
+    (poly(r) * s) as f32
+}
+
+/// `2^(r/16)`; Estrin's scheme (three independent pairs, then two levels).
+#[inline(always)]
+fn poly(r: f64) -> f64 {
     let r2 = r * r;
-    let r4 = r2 * r2;
-    let (p01, p23) = (C[0] + C[1] * r, C[2] + C[3] * r);
-    let (p45, p67) = (C[4] + C[5] * r, C[6] + C[7] * r);
-    let p = (p01 + p23 * r2) + ((p45 + p67 * r2) + C[8] * r4) * r4;
-    // 2^k built in the exponent field: the low bits of `kd` hold k (|k| < 200).
-    let scale = f64::from_bits(kd.to_bits().wrapping_add(1023) << 52);
-    (p * scale) as f32
+    let (p01, p23, p45) = (C[0] + C[1] * r, C[2] + C[3] * r, C[4] + C[5] * r);
+    p01 + r2 * (p23 + r2 * p45)
+}
+
+/// `out[i] = exp_f32(xs[i])` for every `i` (the lengths must match; the shorter one is used).
+pub(crate) fn exp_f32_into(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
+    let n = xs.len().min(out.len());
+    // SAFETY: `xs` holds `n` readable elements and `out` `n` writable ones.
+    unsafe { exp_run(xs.as_ptr(), out.as_mut_ptr().cast(), n) }
+}
+
+/// `x = exp_f32(x)` for every element.
+pub(crate) fn exp_f32_in_place(xs: &mut [f32]) {
+    let p = xs.as_mut_ptr();
+    // SAFETY: `p` holds `xs.len()` elements; `exp_run` reads each before writing it.
+    unsafe { exp_run(p, p, xs.len()) }
+}
+
+/// `dst[i] = exp_f32(src[i])` for `i < n`.
+///
+/// # Safety
+/// `src` must be readable and `dst` writable for `n` elements; they may be the same pointer
+/// (each element, or block of 8, is read before it is written) but must not overlap
+/// otherwise.
+unsafe fn exp_run(src: *const f32, dst: *mut f32, n: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if super::simd::has_avx512() {
+        // SAFETY: the processor has AVX-512F (`has_avx512`); the pointers are the caller's.
+        return unsafe { avx512::exp_run(src, dst, n) };
+    }
+    super::simd::wide(
+        #[inline(always)]
+        || {
+            for i in 0..n {
+                // SAFETY: `i < n`, as the caller guarantees for both pointers.
+                unsafe { *dst.add(i) = exp_f32(*src.add(i)) };
+            }
+        },
+    );
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::{C, HI, INV_LN2_16, LO, SHIFT, TABLE};
+    use std::arch::x86_64::*;
+
+    /// [`super::exp_run`] 8 lanes at a time: `exp_f32`'s operations in vector form.
+    ///
+    /// # Safety
+    /// The processor must have AVX-512F; the pointers as [`super::exp_run`] says.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) unsafe fn exp_run(src: *const f32, dst: *mut f32, n: usize) {
+        let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY: `i + 8 <= n` elements are readable and writable.
+            unsafe { _mm256_storeu_ps(dst.add(i), lanes(_mm256_loadu_ps(src.add(i)))) };
+            i += 8;
+        }
+        if i < n {
+            // The last few through one more vector, in a copy: the same operations, so the
+            // same bits, as a full vector (a scalar tail cost ~5 ns an element).
+            let mut tail = [0f32; 8];
+            // SAFETY: `n - i < 8` elements from `i` are readable, and the copy holds 8.
+            unsafe { std::ptr::copy_nonoverlapping(src.add(i), tail.as_mut_ptr(), n - i) };
+            // SAFETY: `tail` holds 8 f32s.
+            unsafe { _mm256_storeu_ps(tail.as_mut_ptr(), lanes(_mm256_loadu_ps(tail.as_ptr()))) };
+            // SAFETY: `n - i` elements from `i` are writable.
+            unsafe { std::ptr::copy_nonoverlapping(tail.as_ptr(), dst.add(i), n - i) };
+        }
+    }
+
+    /// `exp_f32` of 8 lanes.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    fn lanes(x: __m256) -> __m256 {
+        // `max(LO, x)` and `min(HI, _)` return their second operand when either is NaN: NaN
+        // stays NaN, as `clamp` keeps it.
+        let x = _mm256_min_ps(_mm256_set1_ps(HI), _mm256_max_ps(_mm256_set1_ps(LO), x));
+        let z = _mm512_mul_pd(_mm512_cvtps_pd(x), _mm512_set1_pd(INV_LN2_16));
+        let shift = _mm512_set1_pd(SHIFT);
+        let kd = _mm512_add_pd(z, shift);
+        let r = _mm512_sub_pd(z, _mm512_sub_pd(kd, shift));
+        let k = _mm512_castpd_si512(kd);
+        // SAFETY: TABLE holds 16 u64s: two unaligned loads of 8.
+        let (t0, t1) = unsafe {
+            (
+                _mm512_loadu_pd(TABLE.as_ptr().cast()),
+                _mm512_loadu_pd(TABLE.as_ptr().add(8).cast()),
+            )
+        };
+        // Picks TABLE[k % 16]: `vpermt2pd` reads each index's low four bits.
+        let t = _mm512_castpd_si512(_mm512_permutex2var_pd(t0, k, t1));
+        let s = _mm512_castsi512_pd(_mm512_add_epi64(t, _mm512_slli_epi64::<48>(k)));
+        let c = |j: usize| _mm512_set1_pd(C[j]);
+        let r2 = _mm512_mul_pd(r, r);
+        let p01 = _mm512_add_pd(c(0), _mm512_mul_pd(c(1), r));
+        let p23 = _mm512_add_pd(c(2), _mm512_mul_pd(c(3), r));
+        let p45 = _mm512_add_pd(c(4), _mm512_mul_pd(c(5), r));
+        let p = _mm512_add_pd(
+            p01,
+            _mm512_mul_pd(r2, _mm512_add_pd(p23, _mm512_mul_pd(r2, p45))),
+        );
+        _mm512_cvtpd_ps(_mm512_mul_pd(p, s))
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::exp_f32;
+    use super::{exp_f32, exp_f32_in_place, exp_f32_into, exp_run};
+    use std::mem::MaybeUninit;
 
     /// The distance in float32 steps between two finite floats of one sign.
     fn ulps(a: f32, b: f32) -> u32 {
         a.to_bits().abs_diff(b.to_bits())
     }
 
+    fn same_bits(a: &[f32], b: &[f32]) -> bool {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(p, q)| p.to_bits() == q.to_bits() || (p.is_nan() && q.is_nan()))
+    }
+
     #[test]
-    fn every_lane_width_gives_the_bits_of_the_scalar_function() {
+    fn every_path_gives_the_bits_of_the_scalar_function() {
         // Spread over every exponent, NaN and infinities included.
         let xs: Vec<f32> = (0..1u32 << 17)
             .map(|i| f32::from_bits(i.wrapping_mul(32_771)))
+            .chain([
+                f32::NAN,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                -0.0,
+                88.72283,
+                -103.27893,
+            ])
             .collect();
-        let scalar: Vec<u32> = xs.iter().map(|&x| exp_f32(x).to_bits()).collect();
-        use crate::backends::host::simd::{wide, wide_arith};
-        // The loop inlined into each lane width's function (a `dyn` closure would not be).
+        let scalar: Vec<f32> = xs.iter().map(|&x| exp_f32(x)).collect();
+        // The slice loop (AVX-512 where the processor has it, else AVX2), at every length
+        // around its 8-lane blocks and from every start, so that the tails are covered.
+        for start in 0..9 {
+            for len in (0..40).chain([xs.len() - start]) {
+                let src = &xs[start..start + len];
+                let mut out = vec![MaybeUninit::new(f32::NAN); len];
+                exp_f32_into(src, &mut out);
+                // SAFETY: `exp_f32_into` wrote every element.
+                let out: Vec<f32> = out.iter().map(|v| unsafe { v.assume_init() }).collect();
+                assert!(
+                    same_bits(&out, &scalar[start..start + len]),
+                    "{start} {len}"
+                );
+                let mut inplace = src.to_vec();
+                exp_f32_in_place(&mut inplace);
+                assert!(same_bits(&inplace, &out), "{start} {len}");
+            }
+        }
+        // The compiler's vectorised loop alone (what a machine without AVX-512 runs), in
+        // AVX2 and in AVX-512 lanes.
         #[inline(always)]
         fn each(o: &mut [f32]) {
             o.iter_mut().for_each(|e| *e = exp_f32(*e));
         }
-        let by = |widest: bool| {
-            let mut out = xs.clone();
-            if widest {
-                wide_arith(
-                    #[inline(always)]
-                    || each(&mut out),
-                );
-            } else {
-                wide(
-                    #[inline(always)]
-                    || each(&mut out),
-                );
-            }
-            out.iter().map(|v| v.to_bits()).collect::<Vec<u32>>()
-        };
-        let nan = |v: &u32| f32::from_bits(*v).is_nan();
-        let same = |a: &[u32]| {
-            a.iter()
-                .zip(&scalar)
-                .all(|(p, q)| p == q || (nan(p) && nan(q)))
-        };
-        assert!(same(&by(false)));
-        assert!(same(&by(true)));
-        // And through the backend's kernel, split over its threads.
-        let a = crate::Array::from_vec(xs.clone(), &[xs.len()]).unwrap();
-        let e = a.exp().unwrap().to_vec::<f32>().unwrap();
-        assert!(same(&e.iter().map(|v| v.to_bits()).collect::<Vec<_>>()));
+        use crate::backends::host::simd::{wide, wide_arith};
+        let mut a = xs.clone();
+        wide(
+            #[inline(always)]
+            || each(&mut a),
+        );
+        assert!(same_bits(&a, &scalar));
+        let mut b = xs.clone();
+        wide_arith(
+            #[inline(always)]
+            || each(&mut b),
+        );
+        assert!(same_bits(&b, &scalar));
+        // SAFETY: `xs` and `c` hold `xs.len()` elements each, apart.
+        let mut c = vec![0f32; xs.len()];
+        unsafe { exp_run(xs.as_ptr(), c.as_mut_ptr(), xs.len()) };
+        assert!(same_bits(&c, &scalar));
+        // And through the backend's kernels: contiguous (split over its threads) and strided.
+        let arr = crate::Array::from_vec(xs.clone(), &[xs.len()]).unwrap();
+        let e = arr.exp().unwrap().to_vec::<f32>().unwrap();
+        assert!(same_bits(&e, &scalar));
+        let strided = arr.slice(&[crate::Slice::new(Some(1), None, 3)]).unwrap();
+        let e = strided.exp().unwrap().to_vec::<f32>().unwrap();
+        let want: Vec<f32> = scalar[1..].iter().step_by(3).copied().collect();
+        assert!(same_bits(&e, &want));
     }
 
     #[test]
@@ -129,6 +294,14 @@ mod tests {
         assert_eq!(exp_f32(1e-10), 1.0);
         assert_eq!(exp_f32(-1e-10), 1.0);
         assert_eq!(exp_f32(1e-7), 1.000_000_1);
+        // Two of the 22 inputs misrounded (by one ulp, each within ~5e-15 of halfway; the
+        // f64 reference rounds these right, checked at 60 digits): when this changes, the
+        // header's count is stale.
+        let off = |bits: u32| {
+            let x = f32::from_bits(bits);
+            ulps(exp_f32(x), f64::from(x).exp() as f32)
+        };
+        assert_eq!((off(0x337f_ffff), off(0x38ad_9e29)), (1, 1));
     }
 
     #[test]
@@ -151,7 +324,7 @@ mod tests {
                     "exp({x:e}) = {got:e}, not {want:e}"
                 );
                 assert!(
-                    ((want - mid) / want).abs() < 1e-11,
+                    ((want - mid) / want).abs() < 1e-13,
                     "exp({x:e}) = {got:e}, not {want:e}"
                 );
                 off += 1;
@@ -165,8 +338,8 @@ mod tests {
             }
         }
         assert!(checked > 1_000_000);
-        // Misrounded halfway cases are rare: 1,431 of all 2^32 float32s (one run over every
-        // bit pattern), so ~0.3 expected among these.
-        assert!(off <= 2, "{off} results one ulp off");
+        // Misrounded halfway cases are rare: 22 of all 2^32 float32s (one run over every
+        // bit pattern), so ~0.005 expected among these.
+        assert!(off <= 1, "{off} results one ulp off");
     }
 }

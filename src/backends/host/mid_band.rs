@@ -122,7 +122,7 @@ impl MidBand {
             let k = self.ops.fetch_add(1, Ordering::Relaxed);
             let start = unmeasured
                 || if young {
-                    k % YOUNG_EVERY == 0
+                    k.is_multiple_of(YOUNG_EVERY)
                 } else {
                     explores(k, octave)
                 };

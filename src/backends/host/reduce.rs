@@ -427,10 +427,10 @@ fn run<T: Element, R: Reducer<T>>(
     r: &R,
 ) -> Result<SharedBuffer> {
     let l = v.layout;
-    if axes.len() == l.ndim() {
-        if let Some(xs) = v.as_slice() {
-            return reduce_slice(dev, xs, r);
-        }
+    if axes.len() == l.ndim()
+        && let Some(xs) = v.as_slice()
+    {
+        return reduce_slice(dev, xs, r);
     }
     let kept: Dims = (0..l.ndim()).filter(|a| !axes.contains(a)).collect();
     let kshape: Dims = kept.iter().map(|&a| l.shape()[a]).collect();

@@ -28,7 +28,7 @@ fn avx2<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// Calls `f` inside an AVX-512 function where the processor has AVX-512F (and AVX2 and FMA),
-/// else as [`wide`]. For loops bound by arithmetic only: float32 `exp` (its f64 polynomial)
+/// else as [`wide`]. For loops bound by arithmetic only: float32 `exp`'s first f64 polynomial
 /// took 0.80 ns an element against 1.05-1.07 in AVX2 on this EPYC, with the same bits (Zen 4
 /// runs a 512-bit operation in two halves, and still gains from issuing half as many). A
 /// loop bound by memory gains nothing, and every closure passed here is compiled once more.
@@ -59,7 +59,7 @@ pub(crate) fn avx512_only<R>(f: impl FnOnce() -> R) -> Option<R> {
 /// Whether the processor runs [`avx512`]'s code: AVX-512F, AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn has_avx512() -> bool {
+pub(crate) fn has_avx512() -> bool {
     std::arch::is_x86_feature_detected!("avx512f")
         && std::arch::is_x86_feature_detected!("avx2")
         && std::arch::is_x86_feature_detected!("fma")

@@ -37,7 +37,7 @@ impl<'a, T: Element> View<'a, T> {
             return Err(not_host(t, backend));
         };
         let base = base.as_ptr() as *const T;
-        if base as usize % std::mem::align_of::<T>() != 0 {
+        if !(base as usize).is_multiple_of(std::mem::align_of::<T>()) {
             return Err(misaligned::<T>(backend));
         }
         let contiguous = t.layout.is_contiguous();

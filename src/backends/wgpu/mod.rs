@@ -201,7 +201,7 @@ impl WgpuBackend {
         let item = src.dtype.size_in_bytes();
         let bytes = (src.layout.size() * item) as u64;
         let start = (src.layout.offset() * item) as u64;
-        if src.layout.is_contiguous() && start % 4 == 0 && bytes % 4 == 0 {
+        if src.layout.is_contiguous() && start.is_multiple_of(4) && bytes.is_multiple_of(4) {
             let out = WgpuBuffer::alloc(ctx, buf.device, bytes as usize)?;
             if bytes > 0 {
                 let mut encoder = ctx
