@@ -91,7 +91,8 @@ fn poly(r: f64) -> f64 {
     p01 + r2 * (p23 + r2 * p45)
 }
 
-/// `out[i] = exp_f32(xs[i])` for every `i` (the lengths must match; the shorter one is used).
+/// `out[i] = exp_f32(xs[i])` for every `i` below the shorter of the two lengths (callers pass
+/// equal ones).
 pub(crate) fn exp_f32_into(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
     let n = xs.len().min(out.len());
     // SAFETY: `xs` holds `n` readable elements and `out` `n` writable ones.
@@ -262,8 +263,8 @@ mod tests {
             || each(&mut b),
         );
         assert!(same_bits(&b, &scalar));
-        // SAFETY: `xs` and `c` hold `xs.len()` elements each, apart.
         let mut c = vec![0f32; xs.len()];
+        // SAFETY: `xs` and `c` hold `xs.len()` elements each, apart.
         unsafe { exp_run(xs.as_ptr(), c.as_mut_ptr(), xs.len()) };
         assert!(same_bits(&c, &scalar));
         // And through the backend's kernels: contiguous (split over its threads) and strided.
