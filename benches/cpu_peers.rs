@@ -4,8 +4,8 @@
 //!
 //! - add f32 (allocating the result) and sum f32 at 1K, 16K, 256K, 1M, 4M, 16M, 64M
 //!   elements, with a plain memcpy of the same bytes as the bandwidth limit
-//! - exp f32 at 1K, 16K, 256K, 1M, 16M elements (a compute-bound map: ndarray's `mapv`
-//!   calls the C library per element)
+//! - exp f32 and f64 at 1K, 16K, 256K, 1M, 16M elements (a compute-bound map: ndarray's
+//!   `mapv` calls the C library per element)
 //! - matmul f32 1024x1024
 //! - an 8-element add through the whole runtime (per-op overhead)
 //! - a DLPack export + import round trip
@@ -104,18 +104,30 @@ fn sum(c: &mut Criterion) {
 }
 
 fn exp(c: &mut Criterion) {
-    let mut g = c.benchmark_group("exp_f32");
+    exp_group(c, "exp_f32", f32::exp);
+    exp_group(c, "exp_f64", f64::exp);
+}
+
+/// `exp` of one float type (`libm` is the C library's, which ndarray's `mapv` calls per
+/// element).
+fn exp_group<T>(c: &mut Criterion, name: &str, libm: fn(T) -> T)
+where
+    T: dlarray::Element + candle_core::WithDType,
+{
+    let mut g = c.benchmark_group(name);
     for (label, n) in SIZES.into_iter().filter(|(l, _)| EXP_SIZES.contains(l)) {
-        g.throughput(Throughput::Bytes(8 * n as u64));
+        g.throughput(Throughput::Bytes((2 * size_of::<T>() * n) as u64));
         // Arguments spread over [-10, 10): no overflow, no shortcut for 0.
-        let x: Vec<f32> = (0..n).map(|i| (i % 2000) as f32 * 0.01 - 10.0).collect();
+        let x: Vec<T> = (0..n)
+            .map(|i| T::from_f64((i % 2000) as f64 * 0.01 - 10.0))
+            .collect();
         let da = Array::from_vec(x.clone(), &[n]).unwrap();
         g.bench_function(BenchmarkId::new("dlarray", label), |b| {
             b.iter(|| black_box(da.exp().unwrap()))
         });
         let na = Array1::from(x.clone());
         g.bench_function(BenchmarkId::new("ndarray", label), |b| {
-            b.iter(|| black_box(na.mapv(f32::exp)))
+            b.iter(|| black_box(na.mapv(libm)))
         });
         let ct = Tensor::from_vec(x, n, &CDevice::Cpu).unwrap();
         g.bench_function(BenchmarkId::new("candle", label), |b| {

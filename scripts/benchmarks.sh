@@ -20,7 +20,7 @@ echo "== dlarray bench ${BENCH_ARGS:-}" >&2
 target/release/dlarray bench ${BENCH_ARGS:---sizes 1K,64K,1M} \
   --json "$out/bench.json" --plot docs/bench.svg >"$out/bench.txt"
 echo "== criterion: cargo bench --bench cpu_peers" >&2
-rm -rf target/criterion/add_f32 target/criterion/sum_f32 target/criterion/exp_f32 target/criterion/matmul_f32_1024 \
+rm -rf target/criterion/add_f32 target/criterion/sum_f32 target/criterion/exp_f32 target/criterion/exp_f64 target/criterion/matmul_f32_1024 \
   target/criterion/add_f32_8_overhead target/criterion/dlpack_round_trip_1KiB
 cargo bench -q --bench cpu_peers >"$out/criterion.txt" 2>&1
 # The release module first: numeric_peers.py also times dlarray beside NumPy and torch.

@@ -1,5 +1,5 @@
 """NumPy and PyTorch on the CPU work of `cargo bench --bench cpu_peers` (add and sum of f32 at
-1K to 64M elements, exp of f32 to 16M, 1024x1024 f32 matmul, an 8-element add), to set beside dlarray, ndarray
+1K to 64M elements, exp of f32 and f64 to 16M, 1024x1024 f32 matmul, an 8-element add), to set beside dlarray, ndarray
 and candle in the same minutes:
 
     .venv/bin/python python/bench/numeric_peers.py [--json FILE]
@@ -30,6 +30,12 @@ SIZES = [("1K", 1 << 10), ("16K", 1 << 14), ("256K", 1 << 18), ("1M", 1 << 20),
          ("4M", 1 << 22), ("16M", 1 << 24), ("64M", 1 << 26)]
 
 EXP_SIZES = ["1K", "16K", "256K", "1M", "16M"]
+
+
+def exp_args(n):
+    """The exp groups' arguments, as benches/cpu_peers.rs makes them: spread over [-10, 10)."""
+    x = (np.arange(n) % 2000) * 0.01 - 10.0
+    return {"exp_f32": x.astype(np.float32), "exp_f64": x}
 
 
 def median_s(f, samples=15):
@@ -90,10 +96,10 @@ def same_memory(out):
                         "dlarray": lambda: da.sum()},
         }
         if label in EXP_SIZES:
-            x = ((np.arange(n) % 2000) * 0.01 - 10.0).astype(np.float32)
-            tx, dx = torch.from_numpy(x), dlarray.from_dlpack(x)
-            work["exp_f32"] = {"numpy": lambda: np.exp(x), "torch": lambda: torch.exp(tx),
-                               "dlarray": lambda: dlarray.exp(dx)}
+            for group, x in exp_args(n).items():
+                tx, dx = torch.from_numpy(x), dlarray.from_dlpack(x)
+                work[group] = {"numpy": lambda x=x: np.exp(x), "torch": lambda tx=tx: torch.exp(tx),
+                               "dlarray": lambda dx=dx: dlarray.exp(dx)}
         for group, fs in work.items():
             for peer, s in interleaved_medians(fs).items():
                 out[f"same_memory/{group}/{peer}/{label}"] = s
@@ -118,11 +124,10 @@ def main():
         out[f"sum_f32/numpy/{label}"] = median_s(lambda: a.sum())
         out[f"sum_f32/torch/{label}"] = median_s(lambda: ta.sum())
         if label in EXP_SIZES:
-            # As benches/cpu_peers.rs: arguments spread over [-10, 10).
-            x = ((np.arange(n) % 2000) * 0.01 - 10.0).astype(np.float32)
-            tx = torch.from_numpy(x)
-            out[f"exp_f32/numpy/{label}"] = median_s(lambda: np.exp(x))
-            out[f"exp_f32/torch/{label}"] = median_s(lambda: torch.exp(tx))
+            for group, x in exp_args(n).items():
+                tx = torch.from_numpy(x)
+                out[f"{group}/numpy/{label}"] = median_s(lambda: np.exp(x))
+                out[f"{group}/torch/{label}"] = median_s(lambda: torch.exp(tx))
     m = ((np.arange(1024 * 1024) % 17) * 0.1).astype(np.float32).reshape(1024, 1024)
     tm = torch.from_numpy(m)
     out["matmul_f32_1024/numpy"] = median_s(lambda: m @ m)

@@ -9,7 +9,7 @@ use super::math::{
     dispatch_arith,
 };
 use super::{HostBackend, HostBuffer, HostDevice, finish};
-use super::{expf, simd};
+use super::{exp_f64, expf, simd};
 use crate::backends::op::expect_out;
 use crate::backends::{BinaryOp, SharedBuffer, TensorRef, UnaryOp};
 use crate::dtype::{DType, Element};
@@ -202,6 +202,7 @@ pub(crate) fn unary(
                 }
                 // 8 lanes with its table in registers where the processor has AVX-512.
                 (UnaryOp::Exp, DType::F32) => contiguous_exp(be, dev, *x, expf::exp_f32_into),
+                (UnaryOp::Exp, DType::F64) => contiguous_exp(be, dev, *x, exp_f64::exp_f64_into),
                 _ => None,
             };
             if let Some(r) = blocked {

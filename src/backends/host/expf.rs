@@ -140,22 +140,11 @@ mod avx512 {
     /// The processor must have AVX-512F; the pointers as [`super::exp_run`] says.
     #[target_feature(enable = "avx512f,avx2,fma")]
     pub(super) unsafe fn exp_run(src: *const f32, dst: *mut f32, n: usize) {
-        let mut i = 0;
-        while i + 8 <= n {
-            // SAFETY: `i + 8 <= n` elements are readable and writable.
-            unsafe { _mm256_storeu_ps(dst.add(i), lanes(_mm256_loadu_ps(src.add(i)))) };
-            i += 8;
-        }
-        if i < n {
-            // The last few through one more vector, in a copy: the same operations, so the
-            // same bits, in one pass instead of up to 7 scalar ones.
-            let mut tail = [0f32; 8];
-            // SAFETY: `n - i < 8` elements from `i` are readable, and the copy holds 8.
-            unsafe { std::ptr::copy_nonoverlapping(src.add(i), tail.as_mut_ptr(), n - i) };
-            // SAFETY: `tail` holds 8 f32s.
-            unsafe { _mm256_storeu_ps(tail.as_mut_ptr(), lanes(_mm256_loadu_ps(tail.as_ptr()))) };
-            // SAFETY: `n - i` elements from `i` are writable.
-            unsafe { std::ptr::copy_nonoverlapping(tail.as_ptr(), dst.add(i), n - i) };
+        // SAFETY: the pointers are the caller's; each block loads its 8 before storing them.
+        unsafe {
+            super::super::simd::by_eights(src, dst, n, 0.0, |s, d| {
+                _mm256_storeu_ps(d, lanes(_mm256_loadu_ps(s)))
+            })
         }
     }
 
@@ -197,19 +186,9 @@ mod avx512 {
 #[cfg(test)]
 mod tests {
     use super::{exp_f32, exp_f32_in_place, exp_f32_into, exp_run};
-    use std::mem::MaybeUninit;
-
-    /// The distance in float32 steps between two finite floats of one sign.
-    fn ulps(a: f32, b: f32) -> u32 {
-        a.to_bits().abs_diff(b.to_bits())
-    }
-
-    fn same_bits(a: &[f32], b: &[f32]) -> bool {
-        a.len() == b.len()
-            && a.iter()
-                .zip(b)
-                .all(|(p, q)| p.to_bits() == q.to_bits() || (p.is_nan() && q.is_nan()))
-    }
+    use crate::backends::host::simd::float_checks::{
+        check_array_exp, check_slice_loop, same_bits, ulps,
+    };
 
     #[test]
     fn every_path_gives_the_bits_of_the_scalar_function() {
@@ -226,24 +205,11 @@ mod tests {
             ])
             .collect();
         let scalar: Vec<f32> = xs.iter().map(|&x| exp_f32(x)).collect();
-        // The slice loop (AVX-512 where the processor has it, else AVX2), at every length
-        // around its 8-lane blocks and from every start, so that the tails are covered.
-        for start in 0..9 {
-            for len in (0..40).chain([xs.len() - start]) {
-                let src = &xs[start..start + len];
-                let mut out = vec![MaybeUninit::new(f32::NAN); len];
-                exp_f32_into(src, &mut out);
-                // SAFETY: `exp_f32_into` wrote every element.
-                let out: Vec<f32> = out.iter().map(|v| unsafe { v.assume_init() }).collect();
-                assert!(
-                    same_bits(&out, &scalar[start..start + len]),
-                    "{start} {len}"
-                );
-                let mut inplace = src.to_vec();
-                exp_f32_in_place(&mut inplace);
-                assert!(same_bits(&inplace, &out), "{start} {len}");
-            }
-        }
+        // The slice loop (AVX-512 where the processor has it, else AVX2), and in place.
+        check_slice_loop(&xs, &scalar, exp_f32_into);
+        let mut inplace = xs.clone();
+        exp_f32_in_place(&mut inplace);
+        assert!(same_bits(&inplace, &scalar));
         // The compiler's vectorised loop alone (what a machine without AVX-512 runs), in
         // AVX2 and in AVX-512 lanes.
         #[inline(always)]
@@ -267,14 +233,8 @@ mod tests {
         // SAFETY: `xs` and `c` hold `xs.len()` elements each, apart.
         unsafe { exp_run(xs.as_ptr(), c.as_mut_ptr(), xs.len()) };
         assert!(same_bits(&c, &scalar));
-        // And through the backend's kernels: contiguous (split over its threads) and strided.
-        let arr = crate::Array::from_vec(xs.clone(), &[xs.len()]).unwrap();
-        let e = arr.exp().unwrap().to_vec::<f32>().unwrap();
-        assert!(same_bits(&e, &scalar));
-        let strided = arr.slice(&[crate::Slice::new(Some(1), None, 3)]).unwrap();
-        let e = strided.exp().unwrap().to_vec::<f32>().unwrap();
-        let want: Vec<f32> = scalar[1..].iter().step_by(3).copied().collect();
-        assert!(same_bits(&e, &want));
+        // And through the backend's kernels.
+        check_array_exp(&xs, &scalar);
     }
 
     #[test]

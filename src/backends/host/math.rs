@@ -373,8 +373,8 @@ macro_rules! float_math {
         }
     )*};
 }
-// float32's exp vectorises (`expf`); float64's is the C library's.
-float_math!(f32: super::expf::exp_f32, f64: f64::exp);
+// Both exps vectorise (`expf`, `exp_f64`); the strided path calls the same functions.
+float_math!(f32: super::expf::exp_f32, f64: super::exp_f64::exp_f64);
 
 macro_rules! half_math {
     ($($t:ty),*) => {$(

@@ -10,6 +10,7 @@ mod complex_edges;
 mod complex_fns;
 mod elementwise;
 mod engine;
+mod exp_f64;
 mod expf;
 mod foreign;
 #[cfg(target_arch = "x86_64")]

@@ -7,6 +7,118 @@
 
 use std::mem::MaybeUninit;
 
+/// Runs `block` over `n` elements 8 at a time, from `src` to `dst`: on each run of 8 in
+/// place, then on the last 1-7 through a copy padded with `pad`, so that a vector loop has no
+/// scalar tail to write (the same operations, so the same bits, in one pass instead of up to
+/// 7). Inlined into its caller, so a block compiled for AVX-512 stays AVX-512.
+///
+/// # Safety
+/// `src` must be readable and `dst` writable for `n` elements; they may be the same pointer
+/// (`block` must read its 8 elements before writing them) but must not overlap otherwise.
+/// `block` is given two pointers to 8 elements each, apart or the same.
+#[inline(always)]
+pub(crate) unsafe fn by_eights<T: Copy>(
+    src: *const T,
+    dst: *mut T,
+    n: usize,
+    pad: T,
+    mut block: impl FnMut(*const T, *mut T),
+) {
+    let mut i = 0;
+    while i + 8 <= n {
+        // SAFETY: `i + 8 <= n`: both runs lie inside the caller's `n` elements.
+        block(unsafe { src.add(i) }, unsafe { dst.add(i) });
+        i += 8;
+    }
+    if i < n {
+        let mut tail = [pad; 8];
+        // SAFETY: `n - i < 8` elements from `i` are readable, and the copy holds 8.
+        unsafe { std::ptr::copy_nonoverlapping(src.add(i), tail.as_mut_ptr(), n - i) };
+        let t = tail.as_mut_ptr();
+        block(t, t);
+        // SAFETY: `n - i` elements from `i` are writable; `tail` is apart from them.
+        unsafe { std::ptr::copy_nonoverlapping(tail.as_ptr(), dst.add(i), n - i) };
+    }
+}
+
+/// Test helpers for the float loops: bits, ulps, and a slice loop against its scalar
+/// function.
+#[cfg(test)]
+pub(crate) mod float_checks {
+    use super::MaybeUninit;
+
+    /// A float's bits, widened.
+    pub(crate) trait Bits: Copy + Default {
+        fn bits(self) -> u64;
+        fn nan(self) -> bool;
+    }
+
+    impl Bits for f32 {
+        fn bits(self) -> u64 {
+            self.to_bits().into()
+        }
+        fn nan(self) -> bool {
+            self.is_nan()
+        }
+    }
+
+    impl Bits for f64 {
+        fn bits(self) -> u64 {
+            self.to_bits()
+        }
+        fn nan(self) -> bool {
+            self.is_nan()
+        }
+    }
+
+    /// The distance in steps between two finite floats of one sign.
+    pub(crate) fn ulps<T: Bits>(a: T, b: T) -> u64 {
+        a.bits().abs_diff(b.bits())
+    }
+
+    /// The same bits, or both NaN (NaN's payload is free).
+    pub(crate) fn same<T: Bits>(a: T, b: T) -> bool {
+        a.bits() == b.bits() || (a.nan() && b.nan())
+    }
+
+    pub(crate) fn same_bits<T: Bits>(a: &[T], b: &[T]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(&p, &q)| same(p, q))
+    }
+
+    /// Checks `Array::exp` through the backend's kernels, contiguous (split over its
+    /// threads) and strided, against the scalar function's results.
+    pub(crate) fn check_array_exp<T: Bits + crate::Element>(xs: &[T], scalar: &[T]) {
+        let arr = crate::Array::from_vec(xs.to_vec(), &[xs.len()]).unwrap();
+        let e = arr.exp().unwrap().to_vec::<T>().unwrap();
+        assert!(same_bits(&e, scalar));
+        let strided = arr.slice(&[crate::Slice::new(Some(1), None, 3)]).unwrap();
+        let e = strided.exp().unwrap().to_vec::<T>().unwrap();
+        let want: Vec<T> = scalar[1..].iter().step_by(3).copied().collect();
+        assert!(same_bits(&e, &want));
+    }
+
+    /// Checks a slice loop built on [`super::by_eights`] against its scalar function's
+    /// results (`scalar[i]` for `xs[i]`): from every start 0-8, at every length 0-39 (the
+    /// 8-lane blocks and their tails) and at the whole rest.
+    pub(crate) fn check_slice_loop<T: Bits>(
+        xs: &[T],
+        scalar: &[T],
+        run: fn(&[T], &mut [MaybeUninit<T>]),
+    ) {
+        for start in 0..9 {
+            for len in (0..40).chain([xs.len() - start]) {
+                let mut out = vec![MaybeUninit::new(T::default()); len];
+                run(&xs[start..start + len], &mut out);
+                for (i, (o, &want)) in out.iter().zip(&scalar[start..]).enumerate() {
+                    // SAFETY: every element was initialised (and `run` wrote each).
+                    let got = unsafe { o.assume_init() };
+                    assert!(same(got, want), "start {start}, length {len}, element {i}");
+                }
+            }
+        }
+    }
+}
+
 /// Calls `f`, inside an AVX2 + FMA function where the processor has both.
 ///
 /// `f` is inlined into that function, so the loops it contains are vectorised for AVX2. No
