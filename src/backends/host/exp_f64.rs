@@ -267,6 +267,7 @@ mod x86 {
     pub(super) unsafe fn avx512_run(src: *const f64, dst: *mut f64, n: usize) {
         let (tail, scale) = (load(&TAIL), load(&SCALE));
         // SAFETY: the pointers are the caller's; each block loads its 8 before storing them.
+        // The transmutes reinterpret 8 f64 lanes as the 8 f64s they hold (same size).
         unsafe {
             by_eights(src, dst, n, 0.0, |s, d| {
                 let x = _mm512_loadu_pd(s);
@@ -285,6 +286,7 @@ mod x86 {
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn avx2_run(src: *const f64, dst: *mut f64, n: usize) {
         // SAFETY: the pointers are the caller's; each block loads its 8 before storing them.
+        // The transmutes reinterpret 8 f64 lanes as the 8 f64s they hold (same size).
         unsafe {
             by_eights(src, dst, n, 0.0, |s, d| {
                 let (x0, x1) = (_mm256_loadu_pd(s), _mm256_loadu_pd(s.add(4)));
