@@ -326,61 +326,73 @@ mod x86 {
         _mm512_mask_blend_epi64(upper, lo, hi)
     }
 
+    /// `in_range`'s arithmetic on a vector of lanes, in its order, from the width's `set1`,
+    /// `add`, `sub` and `mul`; `$table` gives `(tail, scale)` from `$kd` (`x / (ln2/32)`
+    /// plus `SHIFT`, whose low bits are `k`). One body for both widths, so that neither can
+    /// drift from the other.
+    macro_rules! in_range_lanes {
+        ($x:expr, $set1:ident, $add:ident, $sub:ident, $mul:ident, |$kd:ident| $table:expr) => {{
+            let (x, c) = ($x, $set1);
+            let $kd = $add($mul(c(INV_LN2_32), x), c(SHIFT));
+            let (t, s) = $table;
+            let kd = $sub($kd, c(SHIFT));
+            let r_hi = $add(x, $mul(kd, c(NEG_LN2_HI_32)));
+            let r_lo = $mul(kd, c(NEG_LN2_LO_32));
+            let r = $add(r_hi, r_lo);
+            let r2 = $mul(r, r);
+            let p1 = $add(c(C[0]), $mul(r, c(C[1])));
+            let p2 = $add($add(c(C[2]), $mul(r, c(C[3]))), $mul(r2, c(C[4])));
+            let small = $add($mul(r2, p1), $mul($mul(r2, r2), p2));
+            let tmp = $add(r_hi, $add(r_lo, $add(t, small)));
+            $add(s, $mul(s, tmp))
+        }};
+    }
+
     /// `in_range` of 8 lanes (garbage in a lane out of range, which the caller replaces).
     #[inline]
     #[target_feature(enable = "avx512f,avx2,fma")]
     fn lanes8(x: __m512d, tail: &Table, scale: &Table) -> __m512d {
-        let c = _mm512_set1_pd;
-        let (add, mul) = (_mm512_add_pd, _mm512_mul_pd);
-        let kd = add(mul(c(INV_LN2_32), x), c(SHIFT));
-        let k = _mm512_castpd_si512(kd);
-        let kd = _mm512_sub_pd(kd, c(SHIFT));
-        let r_hi = add(x, mul(kd, c(NEG_LN2_HI_32)));
-        let r_lo = mul(kd, c(NEG_LN2_LO_32));
-        let r = add(r_hi, r_lo);
-        let t = _mm512_castsi512_pd(pick(tail, k));
-        let bits = _mm512_add_epi64(pick(scale, k), _mm512_slli_epi64::<47>(k));
-        let r2 = mul(r, r);
-        let p1 = add(c(C[0]), mul(r, c(C[1])));
-        let p2 = add(add(c(C[2]), mul(r, c(C[3]))), mul(r2, c(C[4])));
-        let tmp = add(
-            r_hi,
-            add(r_lo, add(t, add(mul(r2, p1), mul(mul(r2, r2), p2)))),
-        );
-        let s = _mm512_castsi512_pd(bits);
-        add(s, mul(s, tmp))
+        in_range_lanes!(
+            x,
+            _mm512_set1_pd,
+            _mm512_add_pd,
+            _mm512_sub_pd,
+            _mm512_mul_pd,
+            |kd| {
+                let k = _mm512_castpd_si512(kd);
+                let bits = _mm512_add_epi64(pick(scale, k), _mm512_slli_epi64::<47>(k));
+                (
+                    _mm512_castsi512_pd(pick(tail, k)),
+                    _mm512_castsi512_pd(bits),
+                )
+            }
+        )
     }
 
     /// `in_range` of 4 lanes, the tables read by gathers.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     fn lanes4(x: __m256d) -> __m256d {
-        let c = _mm256_set1_pd;
-        let (add, mul) = (_mm256_add_pd, _mm256_mul_pd);
-        let kd = add(mul(c(INV_LN2_32), x), c(SHIFT));
-        let k = _mm256_castpd_si256(kd);
-        let kd = _mm256_sub_pd(kd, c(SHIFT));
-        let r_hi = add(x, mul(kd, c(NEG_LN2_HI_32)));
-        let r_lo = mul(kd, c(NEG_LN2_LO_32));
-        let r = add(r_hi, r_lo);
-        let j = _mm256_and_si256(k, _mm256_set1_epi64x(31));
-        // SAFETY: each index is below 32, and both tables hold 32 u64s (scale 8 bytes).
-        let (t, sc) = unsafe {
-            (
-                _mm256_i64gather_pd::<8>(TAIL.as_ptr().cast(), j),
-                _mm256_i64gather_epi64::<8>(SCALE.as_ptr().cast(), j),
-            )
-        };
-        let bits = _mm256_add_epi64(sc, _mm256_slli_epi64::<47>(k));
-        let r2 = mul(r, r);
-        let p1 = add(c(C[0]), mul(r, c(C[1])));
-        let p2 = add(add(c(C[2]), mul(r, c(C[3]))), mul(r2, c(C[4])));
-        let tmp = add(
-            r_hi,
-            add(r_lo, add(t, add(mul(r2, p1), mul(mul(r2, r2), p2)))),
-        );
-        let s = _mm256_castsi256_pd(bits);
-        add(s, mul(s, tmp))
+        in_range_lanes!(
+            x,
+            _mm256_set1_pd,
+            _mm256_add_pd,
+            _mm256_sub_pd,
+            _mm256_mul_pd,
+            |kd| {
+                let k = _mm256_castpd_si256(kd);
+                let j = _mm256_and_si256(k, _mm256_set1_epi64x(31));
+                // SAFETY: each index is below 32, and both tables hold 32 u64s (scale 8 bytes).
+                let (t, sc) = unsafe {
+                    (
+                        _mm256_i64gather_pd::<8>(TAIL.as_ptr().cast(), j),
+                        _mm256_i64gather_epi64::<8>(SCALE.as_ptr().cast(), j),
+                    )
+                };
+                let bits = _mm256_add_epi64(sc, _mm256_slli_epi64::<47>(k));
+                (t, _mm256_castsi256_pd(bits))
+            }
+        )
     }
 }
 
