@@ -800,6 +800,44 @@ def test_exp_f64_is_within_0_52_ulp_of_the_exact_value():
     assert edges[3] == 0.0 and edges[4] == np.inf
 
 
+@pytest.mark.parametrize("name", ["tanh", "sin", "cos"])
+def test_float32_tanh_sin_cos_are_the_exact_value_correctly_rounded(name):
+    """dlarray's float32 tanh, sin and cos (computed in f64 lanes, rounded once) against
+    mpmath at 40 digits: the float32 nearest the exact value; tanh and sin odd, cos even, bit
+    for bit; tanh 1 past ~9.01; sin and cos of huge arguments reduced in full."""
+    import mpmath
+
+    mpmath.mp.dps = 40
+    rng = np.random.default_rng(6)
+    x = np.concatenate([rng.uniform(-10, 10, 3000), rng.uniform(-0.05, 0.05, 1000),
+                        rng.uniform(8.5, 9.5, 300), 10.0 ** rng.uniform(-45, -3, 600),
+                        10.0 ** rng.uniform(3, 38, 600), np.arange(1, 400) * (np.pi / 2),
+                        [0.0, 1e-45, 1.1754944e-38, 0.5, 1.0, 9.01, 9.02, 1048576.0,
+                         1048576.1, 3e38]]).astype(np.float32)
+    got = np.asarray(getattr(dlarray, name)(dlarray.asarray(x)))
+    assert got.dtype == np.float32
+    exact_fn = getattr(mpmath, name)
+    for xi, yi in zip(x.tolist(), got.tolist()):
+        exact = exact_fn(mpmath.mpf(xi))
+        y32 = np.float32(yi)
+        below, above = np.nextafter(y32, np.float32(-2)), np.nextafter(y32, np.float32(2))
+        err = abs(mpmath.mpf(yi) - exact)
+        assert err <= abs(mpmath.mpf(float(below)) - exact), (xi, yi)
+        assert err <= abs(mpmath.mpf(float(above)) - exact), (xi, yi)
+    neg = np.asarray(getattr(dlarray, name)(dlarray.asarray(-x)))
+    want = got if name == "cos" else -got
+    assert np.array_equal(neg.view(np.uint32), want.view(np.uint32))
+    edges = np.asarray(getattr(dlarray, name)(dlarray.asarray(
+        np.array([np.inf, -np.inf, np.nan, -0.0], dtype=np.float32))))
+    assert np.isnan(edges[2])
+    if name == "tanh":
+        assert edges[0] == 1.0 and edges[1] == -1.0
+    else:
+        assert np.isnan(edges[0]) and np.isnan(edges[1])
+    assert edges[3] == (1.0 if name == "cos" else 0.0)
+    assert np.signbit(edges[3]) == (name != "cos")
+
+
 def test_inverse_hyperbolic_and_two_argument_functions_match_numpy():
     x = np.array([-0.0, 0.0, 0.5, -0.75, 0.999, 1.0, -1.0, 2.0, np.inf, -np.inf, np.nan, 1e-8])
     y = np.array([1.0, -1.0, -0.0, 0.0, 2.0, -3.0, np.inf, -np.inf, 1.0, 0.0, 2.0, 1e-8])

@@ -9,7 +9,7 @@ use super::math::{
     dispatch_arith,
 };
 use super::{HostBackend, HostBuffer, HostDevice, finish};
-use super::{exp_f64, expf, simd};
+use super::{exp_f64, expf, simd, sincosf, tanhf};
 use crate::backends::op::expect_out;
 use crate::backends::{BinaryOp, SharedBuffer, TensorRef, UnaryOp};
 use crate::dtype::{DType, Element};
@@ -62,7 +62,7 @@ fn half_exp<T: Element>(
     narrow: fn(&[f32], &mut [MaybeUninit<T>]),
 ) -> Option<Result<SharedBuffer>> {
     const BLOCK: usize = 512;
-    contiguous_exp(be, dev, x, |xs: &[T], os| {
+    contiguous_map(be, dev, x, 8, |xs: &[T], os| {
         let mut block = [MaybeUninit::<f32>::uninit(); BLOCK];
         for (src, dst) in xs.chunks(BLOCK).zip(os.chunks_mut(BLOCK)) {
             let w = &mut block[..src.len()];
@@ -75,14 +75,16 @@ fn half_exp<T: Element>(
     })
 }
 
-/// `exp` of a contiguous tensor of a float type, `run` filling each range of the output
-/// from the same range of the input, split over the device's threads as float32's exp (8
-/// bytes an element). `None` for a strided tensor: the element path takes it, with the
-/// same bits.
-fn contiguous_exp<T: Element>(
+/// A function (`exp`, `tanh`) of a contiguous tensor of a float type, `run` filling each
+/// range of the output from the same range of the input, split over the device's threads
+/// with each element counted as `weight` bytes of traffic (what the split decides on: 8 for
+/// exp, which is bound by arithmetic; 16 for tanh, sin and cos, which take ~1.5-2x exp's time
+/// an element). `None` for a strided tensor: the element path takes it, with the same bits.
+fn contiguous_map<T: Element>(
     be: &HostBackend,
     dev: &HostDevice,
     x: TensorRef<'_>,
+    weight: usize,
     run: impl Fn(&[T], &mut [MaybeUninit<T>]) + Sync,
 ) -> Option<Result<SharedBuffer>> {
     let v = match be.view::<T>(&x) {
@@ -92,7 +94,7 @@ fn contiguous_exp<T: Element>(
     let xs = v.as_slice()?;
     Some(alloc_out::<T>(dev, xs.len()).map(|mut out| {
         let o = out_ptr::<T>(&mut out);
-        par_ranges(dev, xs.len(), 8, |r| {
+        par_ranges(dev, xs.len(), weight, |r| {
             // SAFETY: `out` holds xs.len() elements; the ranges are disjoint.
             let os = unsafe { out_slice(o, &r) };
             run(&xs[r], os);
@@ -200,9 +202,19 @@ pub(crate) fn unary(
                 (UnaryOp::Exp, DType::BF16) => {
                     half_exp(be, dev, *x, simd::bf16_to_f32, simd::f32_to_bf16)
                 }
-                // 8 lanes with its table in registers where the processor has AVX-512.
-                (UnaryOp::Exp, DType::F32) => contiguous_exp(be, dev, *x, expf::exp_f32_into),
-                (UnaryOp::Exp, DType::F64) => contiguous_exp(be, dev, *x, exp_f64::exp_f64_into),
+                // Vector loops of their own (8 f64 lanes with AVX-512; see each file), not the
+                // C library's call per element.
+                (UnaryOp::Exp, DType::F32) => contiguous_map(be, dev, *x, 8, expf::exp_f32_into),
+                (UnaryOp::Exp, DType::F64) => contiguous_map(be, dev, *x, 8, exp_f64::exp_f64_into),
+                (UnaryOp::Tanh, DType::F32) => {
+                    contiguous_map(be, dev, *x, 16, tanhf::tanh_f32_into)
+                }
+                (UnaryOp::Sin, DType::F32) => {
+                    contiguous_map(be, dev, *x, 16, sincosf::sin_f32_into)
+                }
+                (UnaryOp::Cos, DType::F32) => {
+                    contiguous_map(be, dev, *x, 16, sincosf::cos_f32_into)
+                }
                 _ => None,
             };
             if let Some(r) = blocked {

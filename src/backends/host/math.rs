@@ -330,7 +330,7 @@ macro_rules! real_float {
 real_float!(f32: f32, f64: f64, f16: f32, bf16: f32);
 
 macro_rules! float_math {
-    ($($t:ty: $exp:expr),*) => {$(
+    ($($t:ty: $exp:expr, $tanh:expr, $sin:expr, $cos:expr),*) => {$(
         impl Arith for $t {
             #[inline(always)] fn add(self, o: Self) -> Self { self + o }
             #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
@@ -350,8 +350,10 @@ macro_rules! float_math {
         }
         impl Transcendental for $t {
             #[inline(always)] fn exp_(self) -> Self { $exp(self) }
-            forward!(ln_ => ln, sqrt_ => sqrt, sin_ => sin, cos_ => cos,
-                tanh_ => tanh, asin_ => asin, acos_ => acos, atan_ => atan, sinh_ => sinh,
+            #[inline(always)] fn tanh_(self) -> Self { $tanh(self) }
+            #[inline(always)] fn sin_(self) -> Self { $sin(self) }
+            #[inline(always)] fn cos_(self) -> Self { $cos(self) }
+            forward!(ln_ => ln, sqrt_ => sqrt, asin_ => asin, acos_ => acos, atan_ => atan, sinh_ => sinh,
                 cosh_ => cosh, atanh_ => atanh, expm1_ => exp_m1, log1p_ => ln_1p);
             // Past 1/epsilon, ln(2|x|) to the last bit (the dropped term is 1/(4x^2)): Rust's
             // forms add x to itself on the way and overflow from half the largest value
@@ -373,8 +375,13 @@ macro_rules! float_math {
         }
     )*};
 }
-// Both exps vectorise (`expf`, `exp_f64`); the strided path calls the same functions.
-float_math!(f32: super::expf::exp_f32, f64: super::exp_f64::exp_f64);
+// Both exps and float32's tanh, sin and cos vectorise (`expf`, `exp_f64`, `tanhf`,
+// `sincosf`); the strided path calls the same functions.
+float_math!(
+    f32: super::expf::exp_f32, super::tanhf::tanh_f32, super::sincosf::sin_f32,
+        super::sincosf::cos_f32,
+    f64: super::exp_f64::exp_f64, f64::tanh, f64::sin, f64::cos
+);
 
 macro_rules! half_math {
     ($($t:ty),*) => {$(
@@ -401,8 +408,17 @@ macro_rules! half_math {
             #[inline(always)] fn exp_(self) -> Self {
                 <$t>::from_f32(super::expf::exp_f32(self.to_f32()))
             }
-            forward_f32!($t: ln_ => ln, sqrt_ => sqrt, sin_ => sin, cos_ => cos,
-                tanh_ => tanh, asin_ => asin, acos_ => acos, atan_ => atan, sinh_ => sinh,
+            // Likewise float32's tanh, sin and cos (`tanhf`, `sincosf`).
+            #[inline(always)] fn tanh_(self) -> Self {
+                <$t>::from_f32(super::tanhf::tanh_f32(self.to_f32()))
+            }
+            #[inline(always)] fn sin_(self) -> Self {
+                <$t>::from_f32(super::sincosf::sin_f32(self.to_f32()))
+            }
+            #[inline(always)] fn cos_(self) -> Self {
+                <$t>::from_f32(super::sincosf::cos_f32(self.to_f32()))
+            }
+            forward_f32!($t: ln_ => ln, sqrt_ => sqrt, asin_ => asin, acos_ => acos, atan_ => atan, sinh_ => sinh,
                 cosh_ => cosh, asinh_ => asinh, acosh_ => acosh, atanh_ => atanh,
                 expm1_ => exp_m1, log1p_ => ln_1p);
         }
@@ -599,20 +615,30 @@ mod tests {
         assert_eq!(Real::abs_(i8::MIN), i8::MIN);
     }
 
-    /// Every float16 and bfloat16: exp is the C library's `expf` of the value, rounded to the
-    /// half type (what it was before exp took float32's vectorising `exp_f32`); NaN for NaN.
+    /// Every float16 and bfloat16: exp, tanh, sin and cos are the C library's float32
+    /// functions of the value, rounded to the half type (what they were before they took
+    /// float32's vectorising `expf`, `tanhf` and `sincosf`); NaN for NaN.
     #[test]
-    fn half_exp_matches_the_c_library_on_every_value() {
+    fn half_transcendentals_match_the_c_library_on_every_value() {
         fn check<T: Transcendental + Copy + PartialEq + std::fmt::Debug>(
             x: T,
             widen: fn(T) -> f32,
             narrow: fn(f32) -> T,
         ) {
-            let (got, want) = (x.exp_(), narrow(widen(x).exp()));
-            if widen(want).is_nan() {
-                assert!(widen(got).is_nan(), "exp({x:?}) = {got:?}, want NaN");
-            } else {
-                assert_eq!(got, want, "exp({x:?})");
+            type Pair<T> = (fn(T) -> T, fn(f32) -> f32);
+            let pairs: [Pair<T>; 4] = [
+                (T::exp_, f32::exp),
+                (T::tanh_, f32::tanh),
+                (T::sin_, f32::sin),
+                (T::cos_, f32::cos),
+            ];
+            for (ours, c) in pairs {
+                let (got, want) = (ours(x), narrow(c(widen(x))));
+                if widen(want).is_nan() {
+                    assert!(widen(got).is_nan(), "{x:?}: {got:?}, want NaN");
+                } else {
+                    assert_eq!(got, want, "{x:?}");
+                }
             }
         }
         for bits in 0..=u16::MAX {

@@ -22,6 +22,8 @@ mod mid_band;
 mod random;
 mod reduce;
 mod simd;
+mod sincosf;
+mod tanhf;
 mod view;
 
 pub(crate) use buffer::try_host_capacity;

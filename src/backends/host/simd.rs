@@ -85,14 +85,19 @@ pub(crate) mod float_checks {
         a.len() == b.len() && a.iter().zip(b).all(|(&p, &q)| same(p, q))
     }
 
-    /// Checks `Array::exp` through the backend's kernels, contiguous (split over its
-    /// threads) and strided, against the scalar function's results.
-    pub(crate) fn check_array_exp<T: Bits + crate::Element>(xs: &[T], scalar: &[T]) {
+    /// Checks an `Array` method (`Array::exp`, say) through the backend's kernels,
+    /// contiguous (split over its threads) and strided, against the scalar function's
+    /// results.
+    pub(crate) fn check_array<T: Bits + crate::Element>(
+        xs: &[T],
+        scalar: &[T],
+        op: fn(&crate::Array) -> crate::Result<crate::Array>,
+    ) {
         let arr = crate::Array::from_vec(xs.to_vec(), &[xs.len()]).unwrap();
-        let e = arr.exp().unwrap().to_vec::<T>().unwrap();
+        let e = op(&arr).unwrap().to_vec::<T>().unwrap();
         assert!(same_bits(&e, scalar));
         let strided = arr.slice(&[crate::Slice::new(Some(1), None, 3)]).unwrap();
-        let e = strided.exp().unwrap().to_vec::<T>().unwrap();
+        let e = op(&strided).unwrap().to_vec::<T>().unwrap();
         let want: Vec<T> = scalar[1..].iter().step_by(3).copied().collect();
         assert!(same_bits(&e, &want));
     }

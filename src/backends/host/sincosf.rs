@@ -1,0 +1,241 @@
+//! `sin` and `cos` of a float32: one scalar function each, and slice loops the compiler
+//! vectorises.
+//!
+//! The C library's `sinf` is a call per element with branches on the argument's size
+//! (3.75 ns an element from Python on the Intel guest of `docs/benchmarks.md`, against
+//! NumPy's 0.50 and PyTorch's 0.20). These compute in f64 and round once to float32, as
+//! [`super::expf`] does:
+//!
+//! - `x = k pi/2 + r` with `|r| <= pi/4`: `k` by rounding `x 2/pi`, then `r` by subtracting
+//!   `k pi/2` in three parts (fdlibm's `pio2_1`, `pio2_2`, `pio2_2t`). The first two have 33
+//!   significant bits, so for `|k| < 2^20` their products with `k` are exact and
+//!   `x - k pio2_1` is exact (Sterbenz); `r` is then within ~2^-52 of `x - k pi/2`
+//!   relatively, even for the float32 closest to a multiple of `pi/2`.
+//! - `sin r = r (1 + r^2 S(r^2))`, `cos r = 1 + r^2 C(r^2)`, `S` and `C` of degree 5
+//!   (relative errors 2^-55 and 2^-51.6); `k mod 4` picks one and its sign. The product
+//!   form keeps `sin(-0) = -0`.
+//!
+//! The result before the last rounding is within ~2^-50 of the exact value: it rounds to
+//! the float32 nearest the exact value but where that lies a hair from halfway between two.
+//! Past `|x| = 2^20` (and for infinities and NaN) the rare element takes the C library's f64
+//! `sin`/`cos` rounded to float32 (full argument reduction).
+//!
+//! The slice loops run the branch-free `fast` over a block in AVX-512 or AVX2 lanes (the
+//! compiler vectorises it: no table), then redo the block's few out-of-range elements one
+//! by one. Every path gives the same bits: the same IEEE operations in the same order, no
+//! fused multiply-add.
+
+use std::mem::MaybeUninit;
+
+/// Past this `|x|`, the f64 C library's full reduction (`k` no longer fits 20 bits).
+const BIG: f32 = 1_048_576.0;
+/// Adding 1.5 * 2^52 rounds an f64 below 2^51 in magnitude to an integer (ties to even),
+/// left in the low bits of the sum's representation.
+const SHIFT: f64 = 6_755_399_441_055_744.0;
+/// `pi/2` in three parts: 33 bits, the next 33, and the rest rounded to f64.
+const PIO2_1: f64 = f64::from_bits(0x3ff9_21fb_5440_0000);
+const PIO2_2: f64 = f64::from_bits(0x3dd0_b461_1a60_0000);
+const PIO2_3: f64 = f64::from_bits(0x3ba3_198a_2e03_7073);
+
+/// `(sin(r)/r - 1) / r^2` in `t = r^2` on `0 <= t <= 0.786^2`: the degree-5 polynomial
+/// through the Chebyshev nodes of that interval (computed at 50 digits, rounded to f64).
+const S: [f64; 6] = [
+    -0.166_666_666_666_666_66,
+    0.008_333_333_333_330_93,
+    -0.000_198_412_698_367_308_9,
+    2.755_731_608_820_367_5e-6,
+    -2.505_112_885_678_672_5e-8,
+    1.591_791_417_048_074e-10,
+];
+/// `(cos(r) - 1) / r^2` in `t = r^2`, likewise.
+const C: [f64; 6] = [
+    -0.499_999_999_999_999_67,
+    0.041_666_666_666_630_65,
+    -0.001_388_888_888_208_647_3,
+    2.480_158_260_185_282_7e-5,
+    -2.755_585_103_465_456_5e-7,
+    2.066_518_254_984_404_5e-9,
+];
+
+/// `sin x` rounded to float32: `-0` for `-0`, NaN for infinities and NaN.
+#[inline(always)]
+pub(crate) fn sin_f32(x: f32) -> f32 {
+    one::<0>(x)
+}
+
+/// `cos x` rounded to float32: NaN for infinities and NaN.
+#[inline(always)]
+pub(crate) fn cos_f32(x: f32) -> f32 {
+    one::<1>(x)
+}
+
+/// `sin(x + Q pi/2)`: `sin` for `Q = 0`, `cos` for `Q = 1`.
+#[inline(always)]
+fn one<const Q: u64>(x: f32) -> f32 {
+    if near(x) { fast::<Q>(x) } else { far::<Q>(x) }
+}
+
+/// Whether `fast` takes `x`: false for NaN.
+#[inline(always)]
+fn near(x: f32) -> bool {
+    x.abs() <= BIG
+}
+
+/// The f64 C library's `sin(x + Q pi/2)` rounded to float32, for the `x` that `near` refuses.
+#[cold]
+#[inline(never)]
+fn far<const Q: u64>(x: f32) -> f32 {
+    let a = f64::from(x);
+    (if Q == 0 { a.sin() } else { a.cos() }) as f32
+}
+
+/// `sin(x + Q pi/2)` for `|x| <= 2^20`; no branch.
+#[inline(always)]
+fn fast<const Q: u64>(x: f32) -> f32 {
+    let a = f64::from(x);
+    let kd = a * std::f64::consts::FRAC_2_PI + SHIFT;
+    let kf = kd - SHIFT;
+    // `k mod 4`, from the sum's low bits (1.5 * 2^52 is a multiple of 4), plus Q.
+    let k = kd.to_bits().wrapping_add(Q);
+    let r = ((a - kf * PIO2_1) - kf * PIO2_2) - kf * PIO2_3;
+    let t = r * r;
+    let s = r * (1.0 + t * poly(t, &S));
+    let c = 1.0 + t * poly(t, &C);
+    let v = if k & 1 == 0 { s } else { c };
+    // Quarters 2 and 3 are the negations of 0 and 1.
+    f64::from_bits(v.to_bits() ^ ((k & 2) << 62)) as f32
+}
+
+/// `p[0] + p[1] t + ... + p[5] t^5`; Estrin's scheme (three independent pairs, then two
+/// levels).
+#[inline(always)]
+fn poly(t: f64, p: &[f64; 6]) -> f64 {
+    let t2 = t * t;
+    let (p01, p23, p45) = (p[0] + p[1] * t, p[2] + p[3] * t, p[4] + p[5] * t);
+    p01 + t2 * (p23 + t2 * p45)
+}
+
+/// `out[i] = sin_f32(xs[i])` for every `i` below the shorter of the two lengths.
+pub(crate) fn sin_f32_into(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
+    run::<0>(xs, out)
+}
+
+/// `out[i] = cos_f32(xs[i])` for every `i` below the shorter of the two lengths.
+pub(crate) fn cos_f32_into(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
+    run::<1>(xs, out)
+}
+
+fn run<const Q: u64>(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
+    // Blocks that stay in L1 between the vector pass and the check.
+    const BLOCK: usize = 1024;
+    for (xs, out) in xs.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
+        super::simd::wide_arith(
+            #[inline(always)]
+            || {
+                for (o, &x) in out.iter_mut().zip(xs) {
+                    o.write(fast::<Q>(x));
+                }
+            },
+        );
+        // An or over the block vectorises; the element loop runs only where it finds one.
+        let all_near = super::simd::wide(
+            #[inline(always)]
+            || xs.iter().fold(true, |acc, &x| acc & near(x)),
+        );
+        if !all_near {
+            for (o, &x) in out.iter_mut().zip(xs) {
+                if !near(x) {
+                    o.write(far::<Q>(x));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{cos_f32, cos_f32_into, sin_f32, sin_f32_into};
+    use crate::backends::host::simd::float_checks::{check_array, check_slice_loop};
+
+    fn sample() -> Vec<f32> {
+        // Spread over every exponent and both signs, NaN and infinities included.
+        (0..1u32 << 17)
+            .map(|i| f32::from_bits(i.wrapping_mul(32_771)))
+            .chain([
+                f32::NAN,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                -0.0,
+                1_048_576.0,
+            ])
+            .chain([1_048_576.1, -1_048_576.1, 3e38, 1e-40])
+            .collect()
+    }
+
+    #[test]
+    fn every_path_gives_the_bits_of_the_scalar_function() {
+        let xs = sample();
+        let sin: Vec<f32> = xs.iter().map(|&x| sin_f32(x)).collect();
+        let cos: Vec<f32> = xs.iter().map(|&x| cos_f32(x)).collect();
+        // The slice loops (AVX-512 or AVX2 lanes, then the far elements one by one), from
+        // every start and at every length of a block's tail.
+        check_slice_loop(&xs, &sin, sin_f32_into);
+        check_slice_loop(&xs, &cos, cos_f32_into);
+        // And through the backend's kernels, contiguous and strided.
+        check_array(&xs, &sin, crate::Array::sin);
+        check_array(&xs, &cos, crate::Array::cos);
+    }
+
+    #[test]
+    fn edges_and_symmetries_are_those_of_the_c_library() {
+        for x in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            assert!(sin_f32(x).is_nan() && cos_f32(x).is_nan(), "{x}");
+        }
+        assert_eq!(sin_f32(0.0).to_bits(), 0);
+        assert_eq!(sin_f32(-0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!((cos_f32(0.0), cos_f32(-0.0)), (1.0, 1.0));
+        // Tiny and subnormal arguments: sin x = x, cos x = 1.
+        for x in [1e-10f32, f32::MIN_POSITIVE, 1e-40, f32::from_bits(1)] {
+            assert_eq!((sin_f32(x), sin_f32(-x), cos_f32(x)), (x, -x, 1.0));
+        }
+        // The float32 nearest pi/2 and pi: the results are the small differences.
+        let h = std::f32::consts::FRAC_PI_2;
+        assert_eq!(cos_f32(h), (f64::from(h)).cos() as f32);
+        assert_eq!(sin_f32(std::f32::consts::PI), -8.742_278e-8);
+        // Odd and even, inside and past 2^20.
+        for x in [0.5f32, 3.0, 1e5, 1_048_575.9, 1_048_576.0, 2e6, 3e38] {
+            assert_eq!(sin_f32(-x).to_bits(), (-sin_f32(x)).to_bits(), "{x}");
+            assert_eq!(cos_f32(-x).to_bits(), cos_f32(x).to_bits(), "{x}");
+        }
+    }
+
+    #[test]
+    fn every_4099th_float32_gets_the_f64_value_rounded_once() {
+        // On every float32 up to 2^20 (one run; the far ones are the C library's by
+        // construction) no result differs from glibc's f64 `sin` and `cos` rounded to
+        // float32. A sample of that run here, both signs.
+        let mut bits = 0u32;
+        let mut checked = 0u64;
+        loop {
+            let x = f32::from_bits(bits);
+            let a = f64::from(x);
+            for (got, want) in [(sin_f32(x), a.sin() as f32), (cos_f32(x), a.cos() as f32)] {
+                if x.is_nan() || x.is_infinite() {
+                    assert!(got.is_nan(), "{x:e}");
+                } else {
+                    assert_eq!(
+                        got.to_bits(),
+                        want.to_bits(),
+                        "{x:e}: {got:e}, not {want:e}"
+                    );
+                }
+            }
+            checked += 1;
+            match bits.checked_add(4099) {
+                Some(b) => bits = b,
+                None => break,
+            }
+        }
+        assert!(checked > 1_000_000);
+    }
+}
