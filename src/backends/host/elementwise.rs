@@ -9,7 +9,7 @@ use super::math::{
     dispatch_arith,
 };
 use super::{HostBackend, HostBuffer, HostDevice, finish};
-use super::{exp_f64, expf, simd, sincosf, tanhf};
+use super::{exp_f64, expf, logf, simd, sincosf, tanhf};
 use crate::backends::op::expect_out;
 use crate::backends::{BinaryOp, SharedBuffer, TensorRef, UnaryOp};
 use crate::dtype::{DType, Element};
@@ -206,6 +206,7 @@ pub(crate) fn unary(
                 // C library's call per element.
                 (UnaryOp::Exp, DType::F32) => contiguous_map(be, dev, *x, 8, expf::exp_f32_into),
                 (UnaryOp::Exp, DType::F64) => contiguous_map(be, dev, *x, 8, exp_f64::exp_f64_into),
+                (UnaryOp::Log, DType::F32) => contiguous_map(be, dev, *x, 8, logf::ln_f32_into),
                 (UnaryOp::Tanh, DType::F32) => {
                     contiguous_map(be, dev, *x, 16, tanhf::tanh_f32_into)
                 }

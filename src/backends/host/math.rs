@@ -330,7 +330,7 @@ macro_rules! real_float {
 real_float!(f32: f32, f64: f64, f16: f32, bf16: f32);
 
 macro_rules! float_math {
-    ($($t:ty: $exp:expr, $tanh:expr, $sin:expr, $cos:expr),*) => {$(
+    ($($t:ty: $exp:expr, $ln:expr, $tanh:expr, $sin:expr, $cos:expr),*) => {$(
         impl Arith for $t {
             #[inline(always)] fn add(self, o: Self) -> Self { self + o }
             #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
@@ -350,10 +350,11 @@ macro_rules! float_math {
         }
         impl Transcendental for $t {
             #[inline(always)] fn exp_(self) -> Self { $exp(self) }
+            #[inline(always)] fn ln_(self) -> Self { $ln(self) }
             #[inline(always)] fn tanh_(self) -> Self { $tanh(self) }
             #[inline(always)] fn sin_(self) -> Self { $sin(self) }
             #[inline(always)] fn cos_(self) -> Self { $cos(self) }
-            forward!(ln_ => ln, sqrt_ => sqrt, asin_ => asin, acos_ => acos, atan_ => atan, sinh_ => sinh,
+            forward!(sqrt_ => sqrt, asin_ => asin, acos_ => acos, atan_ => atan, sinh_ => sinh,
                 cosh_ => cosh, atanh_ => atanh, expm1_ => exp_m1, log1p_ => ln_1p);
             // Past 1/epsilon, ln(2|x|) to the last bit (the dropped term is 1/(4x^2)): Rust's
             // forms add x to itself on the way and overflow from half the largest value
@@ -375,12 +376,12 @@ macro_rules! float_math {
         }
     )*};
 }
-// Both exps and float32's tanh, sin and cos vectorise (`expf`, `exp_f64`, `tanhf`,
-// `sincosf`); the strided path calls the same functions.
+// Both exps and float32's ln, tanh, sin and cos vectorise (`expf`, `exp_f64`, `logf`,
+// `tanhf`, `sincosf`); the strided path calls the same functions.
 float_math!(
-    f32: super::expf::exp_f32, super::tanhf::tanh_f32, super::sincosf::sin_f32,
-        super::sincosf::cos_f32,
-    f64: super::exp_f64::exp_f64, f64::tanh, f64::sin, f64::cos
+    f32: super::expf::exp_f32, super::logf::ln_f32, super::tanhf::tanh_f32,
+        super::sincosf::sin_f32, super::sincosf::cos_f32,
+    f64: super::exp_f64::exp_f64, f64::ln, f64::tanh, f64::sin, f64::cos
 );
 
 macro_rules! half_math {
@@ -408,7 +409,10 @@ macro_rules! half_math {
             #[inline(always)] fn exp_(self) -> Self {
                 <$t>::from_f32(super::expf::exp_f32(self.to_f32()))
             }
-            // Likewise float32's tanh, sin and cos (`tanhf`, `sincosf`).
+            // Likewise float32's ln, tanh, sin and cos (`logf`, `tanhf`, `sincosf`).
+            #[inline(always)] fn ln_(self) -> Self {
+                <$t>::from_f32(super::logf::ln_f32(self.to_f32()))
+            }
             #[inline(always)] fn tanh_(self) -> Self {
                 <$t>::from_f32(super::tanhf::tanh_f32(self.to_f32()))
             }
@@ -418,7 +422,7 @@ macro_rules! half_math {
             #[inline(always)] fn cos_(self) -> Self {
                 <$t>::from_f32(super::sincosf::cos_f32(self.to_f32()))
             }
-            forward_f32!($t: ln_ => ln, sqrt_ => sqrt, asin_ => asin, acos_ => acos, atan_ => atan, sinh_ => sinh,
+            forward_f32!($t: sqrt_ => sqrt, asin_ => asin, acos_ => acos, atan_ => atan, sinh_ => sinh,
                 cosh_ => cosh, asinh_ => asinh, acosh_ => acosh, atanh_ => atanh,
                 expm1_ => exp_m1, log1p_ => ln_1p);
         }
@@ -615,9 +619,9 @@ mod tests {
         assert_eq!(Real::abs_(i8::MIN), i8::MIN);
     }
 
-    /// Every float16 and bfloat16: exp, tanh, sin and cos are the C library's float32
+    /// Every float16 and bfloat16: exp, ln, tanh, sin and cos are the C library's float32
     /// functions of the value, rounded to the half type (what they were before they took
-    /// float32's vectorising `expf`, `tanhf` and `sincosf`); NaN for NaN.
+    /// float32's vectorising `expf`, `logf`, `tanhf` and `sincosf`); NaN for NaN.
     #[test]
     fn half_transcendentals_match_the_c_library_on_every_value() {
         fn check<T: Transcendental + Copy + PartialEq + std::fmt::Debug>(
@@ -626,8 +630,9 @@ mod tests {
             narrow: fn(f32) -> T,
         ) {
             type Pair<T> = (fn(T) -> T, fn(f32) -> f32);
-            let pairs: [Pair<T>; 4] = [
+            let pairs: [Pair<T>; 5] = [
                 (T::exp_, f32::exp),
+                (T::ln_, f32::ln),
                 (T::tanh_, f32::tanh),
                 (T::sin_, f32::sin),
                 (T::cos_, f32::cos),

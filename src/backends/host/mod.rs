@@ -16,6 +16,7 @@ mod foreign;
 #[cfg(target_arch = "x86_64")]
 mod gemm_avx2;
 mod helpers;
+mod logf;
 mod math;
 mod matmul;
 mod mid_band;

@@ -41,6 +41,44 @@ pub(crate) unsafe fn by_eights<T: Copy>(
     }
 }
 
+/// `out[i] = fast(xs[i])` for the elements `near` accepts and `far(xs[i])` for the others,
+/// for every `i` below the shorter length: `fast` (branch-free, inlined) over a block in
+/// the widest lanes the compiler has ([`wide_arith`]), then the block's few far elements one
+/// by one (found by an and over the block, which vectorises). The same bits as the scalar
+/// `if near(x) { fast(x) } else { far(x) }`.
+#[inline(always)]
+pub(crate) fn map_near_far(
+    xs: &[f32],
+    out: &mut [MaybeUninit<f32>],
+    fast: impl Fn(f32) -> f32,
+    near: impl Fn(f32) -> bool,
+    far: impl Fn(f32) -> f32,
+) {
+    // Blocks that stay in L1 between the vector pass and the check.
+    const BLOCK: usize = 1024;
+    for (xs, out) in xs.chunks(BLOCK).zip(out.chunks_mut(BLOCK)) {
+        wide_arith(
+            #[inline(always)]
+            || {
+                for (o, &x) in out.iter_mut().zip(xs) {
+                    o.write(fast(x));
+                }
+            },
+        );
+        let all_near = wide(
+            #[inline(always)]
+            || xs.iter().fold(true, |acc, &x| acc & near(x)),
+        );
+        if !all_near {
+            for (o, &x) in out.iter_mut().zip(xs) {
+                if !near(x) {
+                    o.write(far(x));
+                }
+            }
+        }
+    }
+}
+
 /// Test helpers for the float loops: bits, ulps, and a slice loop against its scalar
 /// function.
 #[cfg(test)]
