@@ -22,6 +22,7 @@
 //! same IEEE operations in the same order. No fused multiply-add anywhere, for the same
 //! reason.
 
+use super::poly::estrin6;
 use std::mem::MaybeUninit;
 
 /// Below this, `exp` rounds to +0 in float32 (`exp(-104) < 2^-150`); clamping keeps `2^k` a
@@ -31,7 +32,7 @@ const LO: f32 = -120.0;
 const HI: f32 = 100.0;
 /// Adding 1.5 * 2^52 rounds an f64 below 2^51 in magnitude to an integer (ties to even),
 /// left in the low bits of the sum's representation.
-pub(super) const SHIFT: f64 = 6_755_399_441_055_744.0;
+const SHIFT: f64 = 6_755_399_441_055_744.0;
 /// `16 / ln 2`: `x` in sixteenths of `ln 2`.
 const INV_LN2_16: f64 = 16.0 * std::f64::consts::LOG2_E;
 
@@ -39,7 +40,7 @@ const INV_LN2_16: f64 = 16.0 * std::f64::consts::LOG2_E;
 /// four bits being `j`) to it gives the bits of `2^(k/16)`: the rest of `k` lands in the
 /// exponent field. Computed at 50 digits and rounded to f64 (`2^(j/16)` never lies near a
 /// halfway case at that precision).
-pub(super) const TABLE: [u64; 16] = [
+const TABLE: [u64; 16] = [
     0x3ff0_0000_0000_0000,
     0x3fef_b558_6cf9_890f,
     0x3fef_72b8_3c7d_517b,
@@ -73,22 +74,24 @@ const C: [f64; 6] = [
 #[inline(always)]
 pub(crate) fn exp_f32(x: f32) -> f32 {
     // `clamp` keeps NaN (it fails both tests).
-    let z = f64::from(x.clamp(LO, HI)) * INV_LN2_16;
+    let (r, s) = split(f64::from(x.clamp(LO, HI)) * INV_LN2_16);
+    (estrin6(r, &C) * s) as f32
+}
+
+/// `2^(z/16)` as `2^(k/16) 2^(r/16)`: `(r, 2^(k/16))` with `k` the integer nearest `z` (ties
+/// to even) and `|r| <= 1/2`, for `|z|` within the exponent's reach (`exp_f32` and
+/// `tanhf` clamp their arguments).
+#[inline(always)]
+pub(super) fn split(z: f64) -> (f64, f64) {
     let kd = z + SHIFT;
     let k = kd.to_bits();
     // Exact: `z` and `kd - SHIFT` are within 1/2 of each other.
     let r = z - (kd - SHIFT);
     // The table's index is k's low four bits (`vpermt2pd` reads the same bits).
-    let s = f64::from_bits(TABLE[(k % 16) as usize].wrapping_add(k << 48));
-    (poly(r) * s) as f32
-}
-
-/// `2^(r/16)`; Estrin's scheme (three independent pairs, then two levels).
-#[inline(always)]
-fn poly(r: f64) -> f64 {
-    let r2 = r * r;
-    let (p01, p23, p45) = (C[0] + C[1] * r, C[2] + C[3] * r, C[4] + C[5] * r);
-    p01 + r2 * (p23 + r2 * p45)
+    (
+        r,
+        f64::from_bits(TABLE[(k % 16) as usize].wrapping_add(k << 48)),
+    )
 }
 
 /// `out[i] = exp_f32(xs[i])` for every `i` below the shorter of the two lengths (callers pass
@@ -130,8 +133,9 @@ unsafe fn exp_run(src: *const f32, dst: *mut f32, n: usize) {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod avx512 {
+pub(super) mod avx512 {
     use super::{C, HI, INV_LN2_16, LO, SHIFT, TABLE};
+    use crate::backends::host::poly::avx512::estrin6;
     use std::arch::x86_64::*;
 
     /// [`super::exp_run`] 8 lanes at a time: `exp_f32`'s operations in vector form.
@@ -155,7 +159,18 @@ mod avx512 {
         // `max(LO, x)` and `min(HI, _)` return their second operand when either is NaN: NaN
         // stays NaN, as `clamp` keeps it.
         let x = _mm256_min_ps(_mm256_set1_ps(HI), _mm256_max_ps(_mm256_set1_ps(LO), x));
-        let z = _mm512_mul_pd(_mm512_cvtps_pd(x), _mm512_set1_pd(INV_LN2_16));
+        let (r, s) = split(_mm512_mul_pd(
+            _mm512_cvtps_pd(x),
+            _mm512_set1_pd(INV_LN2_16),
+        ));
+        let p = estrin6(r, &C);
+        _mm512_cvtpd_ps(_mm512_mul_pd(p, s))
+    }
+
+    /// [`super::split`] of 8 lanes, the table in two registers.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(in super::super) fn split(z: __m512d) -> (__m512d, __m512d) {
         let shift = _mm512_set1_pd(SHIFT);
         let kd = _mm512_add_pd(z, shift);
         let r = _mm512_sub_pd(z, _mm512_sub_pd(kd, shift));
@@ -169,17 +184,10 @@ mod avx512 {
         };
         // Picks TABLE[k % 16]: `vpermt2pd` reads each index's low four bits.
         let t = _mm512_castpd_si512(_mm512_permutex2var_pd(t0, k, t1));
-        let s = _mm512_castsi512_pd(_mm512_add_epi64(t, _mm512_slli_epi64::<48>(k)));
-        let c = |j: usize| _mm512_set1_pd(C[j]);
-        let r2 = _mm512_mul_pd(r, r);
-        let p01 = _mm512_add_pd(c(0), _mm512_mul_pd(c(1), r));
-        let p23 = _mm512_add_pd(c(2), _mm512_mul_pd(c(3), r));
-        let p45 = _mm512_add_pd(c(4), _mm512_mul_pd(c(5), r));
-        let p = _mm512_add_pd(
-            p01,
-            _mm512_mul_pd(r2, _mm512_add_pd(p23, _mm512_mul_pd(r2, p45))),
-        );
-        _mm512_cvtpd_ps(_mm512_mul_pd(p, s))
+        (
+            r,
+            _mm512_castsi512_pd(_mm512_add_epi64(t, _mm512_slli_epi64::<48>(k))),
+        )
     }
 }
 
@@ -187,7 +195,7 @@ mod avx512 {
 mod tests {
     use super::{exp_f32, exp_f32_in_place, exp_f32_into, exp_run};
     use crate::backends::host::simd::float_checks::{
-        check_array, check_slice_loop, same_bits, ulps,
+        check_array, check_slice_loop, check_wide_loops, every_4099th_f32, same_bits, ulps,
     };
 
     #[test]
@@ -212,23 +220,7 @@ mod tests {
         assert!(same_bits(&inplace, &scalar));
         // The compiler's vectorised loop alone (what a machine without AVX-512 runs), in
         // AVX2 and in AVX-512 lanes.
-        #[inline(always)]
-        fn each(o: &mut [f32]) {
-            o.iter_mut().for_each(|e| *e = exp_f32(*e));
-        }
-        use crate::backends::host::simd::{wide, wide_arith};
-        let mut a = xs.clone();
-        wide(
-            #[inline(always)]
-            || each(&mut a),
-        );
-        assert!(same_bits(&a, &scalar));
-        let mut b = xs.clone();
-        wide_arith(
-            #[inline(always)]
-            || each(&mut b),
-        );
-        assert!(same_bits(&b, &scalar));
+        check_wide_loops(&xs, &scalar, exp_f32);
         let mut c = vec![0f32; xs.len()];
         // SAFETY: `xs` and `c` hold `xs.len()` elements each, apart.
         unsafe { exp_run(xs.as_ptr(), c.as_mut_ptr(), xs.len()) };
@@ -269,10 +261,8 @@ mod tests {
 
     #[test]
     fn every_4099th_float32_is_within_half_an_ulp_and_a_hair_of_the_f64_exp() {
-        let (mut bits, mut off) = (0u32, 0usize);
-        let mut checked = 0u64;
-        loop {
-            let x = f32::from_bits(bits);
+        let mut off = 0usize;
+        every_4099th_f32(|x| {
             let got = exp_f32(x);
             let want = f64::from(x).exp();
             if x.is_nan() {
@@ -294,13 +284,7 @@ mod tests {
             } else {
                 assert_eq!(got, want as f32, "exp({x:e})");
             }
-            checked += 1;
-            match bits.checked_add(4099) {
-                Some(b) => bits = b,
-                None => break,
-            }
-        }
-        assert!(checked > 1_000_000);
+        });
         // Misrounded halfway cases are rare: 22 of all 2^32 float32s (one run over every
         // bit pattern), so ~0.005 expected among these.
         assert!(off <= 1, "{off} results one ulp off");

@@ -20,6 +20,7 @@ mod logf;
 mod math;
 mod matmul;
 mod mid_band;
+mod poly;
 mod random;
 mod reduce;
 mod simd;

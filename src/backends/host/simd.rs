@@ -140,6 +140,38 @@ pub(crate) mod float_checks {
         assert!(same_bits(&e, &want));
     }
 
+    /// Checks the compiler's vectorised loop over the scalar function `f` (what a machine
+    /// without AVX-512 runs), in AVX2 and in AVX-512 lanes, against `scalar`.
+    pub(crate) fn check_wide_loops(xs: &[f32], scalar: &[f32], f: impl Fn(f32) -> f32 + Copy) {
+        let each = |o: &mut [f32]| o.iter_mut().for_each(|e| *e = f(*e));
+        let mut a = xs.to_vec();
+        super::wide(
+            #[inline(always)]
+            || each(&mut a),
+        );
+        assert!(same_bits(&a, scalar));
+        let mut b = xs.to_vec();
+        super::wide_arith(
+            #[inline(always)]
+            || each(&mut b),
+        );
+        assert!(same_bits(&b, scalar));
+    }
+
+    /// Calls `check` on every 4099th float32 bit pattern from 0 (1,047,812 of them, every
+    /// sign, exponent and NaN), a sample of the exhaustive runs the float32 functions' headers
+    /// report.
+    pub(crate) fn every_4099th_f32(mut check: impl FnMut(f32)) {
+        let mut bits = 0u32;
+        loop {
+            check(f32::from_bits(bits));
+            match bits.checked_add(4099) {
+                Some(b) => bits = b,
+                None => break,
+            }
+        }
+    }
+
     /// Checks a slice loop built on [`super::by_eights`] against its scalar function's
     /// results (`scalar[i]` for `xs[i]`): from every start 0-8, at every length 0-39 (the
     /// 8-lane blocks and their tails) and at the whole rest.

@@ -25,7 +25,8 @@
 //! AVX2 loop the compiler vectorises from `tanh_f32`, the scalar function): each performs
 //! the same IEEE operations in the same order, with no fused multiply-add.
 
-use super::expf::{SHIFT, TABLE};
+use super::expf::split;
+use super::poly::estrin6;
 use std::mem::MaybeUninit;
 
 /// Past this `|x|`, `tanh` rounds to 1 in float32.
@@ -51,23 +52,9 @@ pub(crate) fn tanh_f32(x: f32) -> f32 {
     let a = x.abs();
     // `min(HI, a)` as `vminps` computes it: NaN fails `HI < a` and stays.
     let a = if HI < a { HI } else { a };
-    let z = f64::from(a) * INV_LN2_32;
-    let kd = z + SHIFT;
-    let k = kd.to_bits();
-    // Exact: `z` and `kd - SHIFT` are within 1/2 of each other.
-    let r = z - (kd - SHIFT);
-    // The table's index is k's low four bits (`vpermt2pd` reads the same bits).
-    let s = f64::from_bits(TABLE[(k % 16) as usize].wrapping_add(k << 48));
-    let m = (s - 1.0) + s * (r * poly(r));
+    let (r, s) = split(f64::from(a) * INV_LN2_32);
+    let m = (s - 1.0) + s * (r * estrin6(r, &C));
     ((m / (m + 2.0)) as f32).copysign(x)
-}
-
-/// `(2^(r/16) - 1) / r`; Estrin's scheme (three independent pairs, then two levels).
-#[inline(always)]
-fn poly(r: f64) -> f64 {
-    let r2 = r * r;
-    let (p01, p23, p45) = (C[0] + C[1] * r, C[2] + C[3] * r, C[4] + C[5] * r);
-    p01 + r2 * (p23 + r2 * p45)
 }
 
 /// `out[i] = tanh_f32(xs[i])` for every `i` below the shorter of the two lengths (callers
@@ -101,7 +88,9 @@ unsafe fn tanh_run(src: *const f32, dst: *mut f32, n: usize) {
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{C, HI, INV_LN2_32, SHIFT, TABLE};
+    use super::super::expf::avx512::split;
+    use super::{C, HI, INV_LN2_32};
+    use crate::backends::host::poly::avx512::estrin6;
     use std::arch::x86_64::*;
 
     /// [`super::tanh_run`] 8 lanes at a time: `tanh_f32`'s operations in vector form.
@@ -125,30 +114,11 @@ mod avx512 {
         let sign = _mm256_set1_ps(-0.0);
         // `min(HI, a)` returns its second operand when either is NaN: NaN stays NaN.
         let a = _mm256_min_ps(_mm256_set1_ps(HI), _mm256_andnot_ps(sign, x));
-        let z = _mm512_mul_pd(_mm512_cvtps_pd(a), _mm512_set1_pd(INV_LN2_32));
-        let shift = _mm512_set1_pd(SHIFT);
-        let kd = _mm512_add_pd(z, shift);
-        let r = _mm512_sub_pd(z, _mm512_sub_pd(kd, shift));
-        let k = _mm512_castpd_si512(kd);
-        // SAFETY: TABLE holds 16 u64s: two unaligned loads of 8.
-        let (t0, t1) = unsafe {
-            (
-                _mm512_loadu_pd(TABLE.as_ptr().cast()),
-                _mm512_loadu_pd(TABLE.as_ptr().add(8).cast()),
-            )
-        };
-        // Picks TABLE[k % 16]: `vpermt2pd` reads each index's low four bits.
-        let t = _mm512_castpd_si512(_mm512_permutex2var_pd(t0, k, t1));
-        let s = _mm512_castsi512_pd(_mm512_add_epi64(t, _mm512_slli_epi64::<48>(k)));
-        let c = |j: usize| _mm512_set1_pd(C[j]);
-        let r2 = _mm512_mul_pd(r, r);
-        let p01 = _mm512_add_pd(c(0), _mm512_mul_pd(c(1), r));
-        let p23 = _mm512_add_pd(c(2), _mm512_mul_pd(c(3), r));
-        let p45 = _mm512_add_pd(c(4), _mm512_mul_pd(c(5), r));
-        let p = _mm512_add_pd(
-            p01,
-            _mm512_mul_pd(r2, _mm512_add_pd(p23, _mm512_mul_pd(r2, p45))),
-        );
+        let (r, s) = split(_mm512_mul_pd(
+            _mm512_cvtps_pd(a),
+            _mm512_set1_pd(INV_LN2_32),
+        ));
+        let p = estrin6(r, &C);
         let one = _mm512_set1_pd(1.0);
         let m = _mm512_add_pd(_mm512_sub_pd(s, one), _mm512_mul_pd(s, _mm512_mul_pd(r, p)));
         let t = _mm512_div_pd(m, _mm512_add_pd(m, _mm512_set1_pd(2.0)));
@@ -160,7 +130,9 @@ mod avx512 {
 #[cfg(test)]
 mod tests {
     use super::{tanh_f32, tanh_f32_into, tanh_run};
-    use crate::backends::host::simd::float_checks::{check_array, check_slice_loop, same_bits};
+    use crate::backends::host::simd::float_checks::{
+        check_array, check_slice_loop, check_wide_loops, every_4099th_f32, same_bits,
+    };
 
     #[test]
     fn every_path_gives_the_bits_of_the_scalar_function() {
@@ -174,23 +146,7 @@ mod tests {
         check_slice_loop(&xs, &scalar, tanh_f32_into);
         // The compiler's vectorised loop alone (what a machine without AVX-512 runs), in
         // AVX2 and in AVX-512 lanes.
-        #[inline(always)]
-        fn each(o: &mut [f32]) {
-            o.iter_mut().for_each(|e| *e = tanh_f32(*e));
-        }
-        use crate::backends::host::simd::{wide, wide_arith};
-        let mut a = xs.clone();
-        wide(
-            #[inline(always)]
-            || each(&mut a),
-        );
-        assert!(same_bits(&a, &scalar));
-        let mut b = xs.clone();
-        wide_arith(
-            #[inline(always)]
-            || each(&mut b),
-        );
-        assert!(same_bits(&b, &scalar));
+        check_wide_loops(&xs, &scalar, tanh_f32);
         let mut c = vec![0f32; xs.len()];
         // SAFETY: `xs` and `c` hold `xs.len()` elements each, apart.
         unsafe { tanh_run(xs.as_ptr(), c.as_mut_ptr(), xs.len()) };
@@ -225,10 +181,7 @@ mod tests {
         // On all 2^32 (one run) no result differs from glibc's f64 `tanh` rounded to float32;
         // the 12 closest to halfway (the nearest 7.3e-16 from it, relatively) are rounded
         // right, checked at 60 digits. A sample of that run here, both signs.
-        let mut bits = 0u32;
-        let mut checked = 0u64;
-        loop {
-            let x = f32::from_bits(bits);
+        every_4099th_f32(|x| {
             let got = tanh_f32(x);
             if x.is_nan() {
                 assert!(got.is_nan(), "tanh({x:e})");
@@ -240,13 +193,7 @@ mod tests {
                     "tanh({x:e}) = {got:e}, not {want:e}"
                 );
             }
-            checked += 1;
-            match bits.checked_add(4099) {
-                Some(b) => bits = b,
-                None => break,
-            }
-        }
-        assert!(checked > 1_000_000);
+        });
         // The closest to halfway: x = 0.0014914835, whose tanh lies 7.3e-16 (relatively)
         // from the midpoint of two float32s.
         let x = f32::from_bits(985_890_274);
