@@ -158,6 +158,16 @@ pub(crate) mod float_checks {
         assert!(same_bits(&b, scalar));
     }
 
+    /// 2^17 float32 bit patterns spread over every exponent and both signs, then NaN, the
+    /// infinities and -0, then `extra`: the inputs of the float32 functions' path tests.
+    pub(crate) fn spread_f32(extra: &[f32]) -> Vec<f32> {
+        (0..1u32 << 17)
+            .map(|i| f32::from_bits(i.wrapping_mul(32_771)))
+            .chain([f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0])
+            .chain(extra.iter().copied())
+            .collect()
+    }
+
     /// Calls `check` on every 4099th float32 bit pattern from 0 (1,047,812 of them, every
     /// sign, exponent and NaN), a sample of the exhaustive runs the float32 functions' headers
     /// report.
