@@ -141,15 +141,41 @@ pub(crate) fn exp_f64(x: f64) -> f64 {
 /// `e^x` for `|x| < 512`.
 #[inline(always)]
 fn in_range(x: f64) -> f64 {
-    let (tmp, bits, _) = reduce(x);
-    let scale = f64::from_bits(bits);
-    scale + scale * tmp
+    let e = reduce(x);
+    let scale = f64::from_bits(e.bits);
+    scale + scale * (e.r_hi + e.rest)
 }
 
-/// `(tmp, bits, k)`: `e^x = 2^(k/32) e^r ~ scale (1 + tmp)`, with `bits` those of `scale`
-/// (a valid f64 only for `|x| < 512`; `edge` rescales it beyond).
+/// `e^x = 2^(k/32) e^r ~ scale (1 + tmp)`, in parts.
+pub(super) struct Reduced {
+    /// `tmp = r_hi + rest` (`|tmp| < 0.0111`; `tanh_f64` takes the two parts apart).
+    pub r_hi: f64,
+    pub rest: f64,
+    /// The table's `tail_j`, which `rest` includes: `tmp` drops `tail_j (e^r - 1)`, which
+    /// `exp` can (below 2^-59 relatively) and `tanh` of small arguments cannot.
+    pub tail: f64,
+    /// The bits of `scale` (a valid f64 only for `|x| < 512`; `edge` rescales it beyond).
+    pub bits: u64,
+    pub k: u64,
+}
+
+/// `e^x`'s reduction: see [`Reduced`].
 #[inline(always)]
-fn reduce(x: f64) -> (f64, u64, u64) {
+fn reduce(x: f64) -> Reduced {
+    reduce_with(x, small)
+}
+
+/// `e^r - 1 - r ~ r^2 (C[0] + C[1] r + ... + C[4] r^4)`, from `r` and `r2 = r r`.
+#[inline(always)]
+fn small(r: f64, r2: f64) -> f64 {
+    let p1 = C[0] + r * C[1];
+    let p2 = (C[2] + r * C[3]) + r2 * C[4];
+    r2 * p1 + (r2 * r2) * p2
+}
+
+/// [`reduce`] with `e^r - 1 - r` from `small(r, r * r)` (`tanh_f64` needs a closer one).
+#[inline(always)]
+pub(super) fn reduce_with(x: f64, small: impl Fn(f64, f64) -> f64) -> Reduced {
     let kd = INV_LN2_32 * x + SHIFT;
     let k = kd.to_bits();
     let kd = kd - SHIFT;
@@ -160,11 +186,14 @@ fn reduce(x: f64) -> (f64, u64, u64) {
     let j = (k % 32) as usize;
     let tail = f64::from_bits(TAIL[j]);
     let bits = SCALE[j].wrapping_add(k << 47);
-    let r2 = r * r;
-    let p1 = C[0] + r * C[1];
-    let p2 = (C[2] + r * C[3]) + r2 * C[4];
-    let tmp = r_hi + (r_lo + (tail + (r2 * p1 + (r2 * r2) * p2)));
-    (tmp, bits, k)
+    let rest = r_lo + (tail + small(r, r * r));
+    Reduced {
+        r_hi,
+        rest,
+        tail,
+        bits,
+        k,
+    }
 }
 
 /// `e^x` for `|x| >= 512`, infinities and NaN: glibc's special cases.
@@ -177,7 +206,14 @@ fn edge(x: f64) -> f64 {
     if x.abs() >= 1024.0 {
         return if x > 0.0 { f64::INFINITY } else { 0.0 };
     }
-    let (tmp, bits, k) = reduce(x);
+    let Reduced {
+        r_hi,
+        rest,
+        bits,
+        k,
+        ..
+    } = reduce(x);
+    let tmp = r_hi + rest;
     if k & 0x8000_0000 == 0 {
         // k > 0: the scale's exponent may have overflowed by up to ~460; take 2^1009 out
         // and multiply it back (to +inf above ~709.78).
@@ -220,8 +256,8 @@ unsafe fn exp_run(src: *const f64, dst: *mut f64, n: usize) {
             // caller's.
             return unsafe { x86::avx512_run(src, dst, n) };
         }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor has AVX2 (checked just above); the caller's pointers.
+        if crate::backends::host::simd::has_avx2_fma() {
+            // SAFETY: the processor has AVX2 and FMA (checked just above); the caller's pointers.
             return unsafe { x86::avx2_run(src, dst, n) };
         }
     }
@@ -237,15 +273,28 @@ unsafe fn exp_run(src: *const f64, dst: *mut f64, n: usize) {
 /// tables in registers, read by `vpermt2q`) or twice 4 (AVX2, the tables read by gathers);
 /// a block with an argument out of range is finished lane by lane by `exp_f64`.
 #[cfg(target_arch = "x86_64")]
-mod x86 {
+pub(super) mod x86 {
     use super::{
         ABS, C, IN_RANGE, INV_LN2_32, NEG_LN2_HI_32, NEG_LN2_LO_32, SCALE, SHIFT, TAIL, exp_f64,
     };
+    use crate::backends::host::lanes::{v4, v8};
     use crate::backends::host::simd::by_eights;
     use std::arch::x86_64::*;
 
+    /// [`super::small`] over a vector of lanes, `$v` naming the width's operations.
+    macro_rules! small_lanes {
+        ($v:ident) => {
+            |r, r2| {
+                use $v::*;
+                let p1 = add(set(C[0]), mul(r, set(C[1])));
+                let p2 = add(add(set(C[2]), mul(r, set(C[3]))), mul(r2, set(C[4])));
+                add(mul(r2, p1), mul(mul(r2, r2), p2))
+            }
+        };
+    }
+
     /// A table of 32 u64s in four registers.
-    type Table = [__m512i; 4];
+    pub(in crate::backends::host) type Table = [__m512i; 4];
 
     /// Recomputes with `exp_f64` the lanes of a block of 8 whose bit in `ok` is clear.
     ///
@@ -265,13 +314,15 @@ mod x86 {
     /// The processor must have AVX-512F; the pointers as [`super::exp_run`] says.
     #[target_feature(enable = "avx512f,avx2,fma")]
     pub(super) unsafe fn avx512_run(src: *const f64, dst: *mut f64, n: usize) {
-        let (tail, scale) = (load(&TAIL), load(&SCALE));
+        let tables = tables();
         // SAFETY: the pointers are the caller's; each block loads its 8 before storing them.
         // The transmutes reinterpret 8 f64 lanes as the 8 f64s they hold (same size).
         unsafe {
             by_eights(src, dst, n, 0.0, |s, d| {
                 let x = _mm512_loadu_pd(s);
-                _mm512_storeu_pd(d, lanes8(x, &tail, &scale));
+                let (r_hi, rest, _, scale) = reduce8(x, &tables, small_lanes!(v8));
+                let y = v8::add(scale, v8::mul(scale, v8::add(r_hi, rest)));
+                _mm512_storeu_pd(d, y);
                 let abs = _mm512_and_si512(_mm512_castpd_si512(x), _mm512_set1_epi64(ABS as i64));
                 let ok = _mm512_cmplt_epu64_mask(abs, _mm512_set1_epi64(IN_RANGE as i64));
                 if ok != 0xff {
@@ -282,9 +333,13 @@ mod x86 {
     }
 
     /// # Safety
-    /// The processor must have AVX2; the pointers as [`super::exp_run`] says.
+    /// The processor must have AVX2 and FMA; the pointers as [`super::exp_run`] says.
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn avx2_run(src: *const f64, dst: *mut f64, n: usize) {
+        let lanes4 = |x| {
+            let (r_hi, rest, _, scale) = reduce4(x, small_lanes!(v4));
+            v4::add(scale, v4::mul(scale, v4::add(r_hi, rest)))
+        };
         // SAFETY: the pointers are the caller's; each block loads its 8 before storing them.
         // The transmutes reinterpret 8 f64 lanes as the 8 f64s they hold (same size).
         unsafe {
@@ -308,11 +363,15 @@ mod x86 {
         }
     }
 
+    /// `(TAIL, SCALE)` in registers, for [`reduce8`].
     #[inline]
     #[target_feature(enable = "avx512f,avx2,fma")]
-    fn load(t: &[u64; 32]) -> Table {
-        // SAFETY: `t` holds 32 u64s: four unaligned loads of 8.
-        unsafe { [0, 8, 16, 24].map(|i| _mm512_loadu_si512(t.as_ptr().add(i).cast())) }
+    pub(in crate::backends::host) fn tables() -> (Table, Table) {
+        // SAFETY: each table holds 32 u64s: four unaligned loads of 8.
+        let load = |t: &[u64; 32]| {
+            [0, 8, 16, 24].map(|i| unsafe { _mm512_loadu_si512(t.as_ptr().add(i).cast()) })
+        };
+        (load(&TAIL), load(&SCALE))
     }
 
     /// `t[k % 32]` in each lane: `vpermt2q` reads each index's low four bits (which of 16),
@@ -326,38 +385,37 @@ mod x86 {
         _mm512_mask_blend_epi64(upper, lo, hi)
     }
 
-    /// `in_range`'s arithmetic on a vector of lanes, in its order, from the width's `set1`,
-    /// `add`, `sub` and `mul`; `$table` gives `(tail, scale)` from `$kd` (`x / (ln2/32)`
-    /// plus `SHIFT`, whose low bits are `k`). One body for both widths, so that neither can
-    /// drift from the other.
-    macro_rules! in_range_lanes {
-        ($x:expr, $set1:ident, $add:ident, $sub:ident, $mul:ident, |$kd:ident| $table:expr) => {{
-            let (x, c) = ($x, $set1);
-            let $kd = $add($mul(c(INV_LN2_32), x), c(SHIFT));
+    /// `reduce_with`'s arithmetic on a vector of lanes, in its order, from the operations
+    /// of `$v`; `$table` gives `(tail, scale)` from `$kd` (`x / (ln2/32)` plus `SHIFT`,
+    /// whose low bits are `k`), and `$small(r, r r)` is `e^r - 1 - r`. One body for both widths, so that neither can drift from the
+    /// other.
+    macro_rules! reduce_lanes {
+        ($v:ident, $x:expr, |$kd:ident| $table:expr, $small:expr) => {{
+            use $v::*;
+            let x = $x;
+            let $kd = add(mul(set(INV_LN2_32), x), set(SHIFT));
             let (t, s) = $table;
-            let kd = $sub($kd, c(SHIFT));
-            let r_hi = $add(x, $mul(kd, c(NEG_LN2_HI_32)));
-            let r_lo = $mul(kd, c(NEG_LN2_LO_32));
-            let r = $add(r_hi, r_lo);
-            let r2 = $mul(r, r);
-            let p1 = $add(c(C[0]), $mul(r, c(C[1])));
-            let p2 = $add($add(c(C[2]), $mul(r, c(C[3]))), $mul(r2, c(C[4])));
-            let small = $add($mul(r2, p1), $mul($mul(r2, r2), p2));
-            let tmp = $add(r_hi, $add(r_lo, $add(t, small)));
-            $add(s, $mul(s, tmp))
+            let kd = sub($kd, set(SHIFT));
+            let r_hi = add(x, mul(kd, set(NEG_LN2_HI_32)));
+            let r_lo = mul(kd, set(NEG_LN2_LO_32));
+            let r = add(r_hi, r_lo);
+            let small = $small(r, mul(r, r));
+            (r_hi, add(r_lo, add(t, small)), t, s)
         }};
     }
 
-    /// `in_range` of 8 lanes (garbage in a lane out of range, which the caller replaces).
+    /// `reduce_with` of 8 lanes: `(r_hi, rest, tail, scale)` (garbage in a lane out of
+    /// range, which the caller replaces).
     #[inline]
     #[target_feature(enable = "avx512f,avx2,fma")]
-    fn lanes8(x: __m512d, tail: &Table, scale: &Table) -> __m512d {
-        in_range_lanes!(
+    pub(in crate::backends::host) fn reduce8(
+        x: __m512d,
+        (tail, scale): &(Table, Table),
+        small: impl Fn(__m512d, __m512d) -> __m512d,
+    ) -> (__m512d, __m512d, __m512d, __m512d) {
+        reduce_lanes!(
+            v8,
             x,
-            _mm512_set1_pd,
-            _mm512_add_pd,
-            _mm512_sub_pd,
-            _mm512_mul_pd,
             |kd| {
                 let k = _mm512_castpd_si512(kd);
                 let bits = _mm512_add_epi64(pick(scale, k), _mm512_slli_epi64::<47>(k));
@@ -365,20 +423,21 @@ mod x86 {
                     _mm512_castsi512_pd(pick(tail, k)),
                     _mm512_castsi512_pd(bits),
                 )
-            }
+            },
+            small
         )
     }
 
-    /// `in_range` of 4 lanes, the tables read by gathers.
+    /// `reduce_with` of 4 lanes, the tables read by gathers.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
-    fn lanes4(x: __m256d) -> __m256d {
-        in_range_lanes!(
+    pub(in crate::backends::host) fn reduce4(
+        x: __m256d,
+        small: impl Fn(__m256d, __m256d) -> __m256d,
+    ) -> (__m256d, __m256d, __m256d, __m256d) {
+        reduce_lanes!(
+            v4,
             x,
-            _mm256_set1_pd,
-            _mm256_add_pd,
-            _mm256_sub_pd,
-            _mm256_mul_pd,
             |kd| {
                 let k = _mm256_castpd_si256(kd);
                 let j = _mm256_and_si256(k, _mm256_set1_epi64x(31));
@@ -391,7 +450,8 @@ mod x86 {
                 };
                 let bits = _mm256_add_epi64(sc, _mm256_slli_epi64::<47>(k));
                 (t, _mm256_castsi256_pd(bits))
-            }
+            },
+            small
         )
     }
 }
@@ -399,20 +459,10 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::{exp_f64, exp_f64_into, exp_run};
+    use crate::backends::host::dd_reference::{exp_reference, uniform};
     use crate::backends::host::simd::float_checks::{
         check_array, check_slice_loop, same_bits, ulps,
     };
-
-    /// `n` arguments from a fixed generator: uniform over `[lo, hi)`.
-    fn uniform(n: usize, lo: f64, hi: f64, seed: u64) -> impl Iterator<Item = f64> {
-        let mut s = seed;
-        (0..n).map(move |_| {
-            s = s
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            lo + (hi - lo) * ((s >> 11) as f64 / (1u64 << 53) as f64)
-        })
-    }
 
     #[test]
     fn every_path_gives_the_bits_of_the_scalar_function() {
@@ -449,8 +499,8 @@ mod tests {
                 unsafe { super::x86::avx512_run(p, q, xs.len()) };
                 assert!(same_bits(&b, &scalar), "AVX-512");
             }
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the processor has AVX2; `xs` and `b` hold `xs.len()` each.
+            if crate::backends::host::simd::has_avx2_fma() {
+                // SAFETY: the processor has AVX2 and FMA; `xs` and `b` hold `xs.len()` each.
                 unsafe { super::x86::avx2_run(p, q, xs.len()) };
                 assert!(same_bits(&b, &scalar), "AVX2");
             }
@@ -489,48 +539,6 @@ mod tests {
         assert_eq!(exp_f64(-745.14).to_bits(), 0);
         assert_eq!(exp_f64(-1000.0).to_bits(), 0);
         assert_eq!(exp_f64(f64::MIN).to_bits(), 0);
-    }
-
-    /// `a + b` as `s + e`, exactly, where `|a| >= |b|` or `a == 0`.
-    fn fast_two_sum(a: f64, b: f64) -> (f64, f64) {
-        let s = a + b;
-        (s, b - (s - a))
-    }
-
-    /// Double-double arithmetic (an unevaluated sum `hi + lo`, ~2^-104 relative).
-    fn dd_add(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
-        let s = a.0 + b.0;
-        let v = s - a.0;
-        let e = (a.0 - (s - v)) + (b.0 - v);
-        fast_two_sum(s, e + a.1 + b.1)
-    }
-
-    fn dd_mul(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
-        let p = a.0 * b.0;
-        fast_two_sum(p, a.0.mul_add(b.0, -p) + (a.0 * b.1 + a.1 * b.0))
-    }
-
-    fn dd_div(a: (f64, f64), d: f64) -> (f64, f64) {
-        let q = a.0 / d;
-        fast_two_sum(q, ((-q).mul_add(d, a.0) + a.1) / d)
-    }
-
-    /// `e^x = (hi + lo) 2^k`, to ~2^-98 relative: `x = k ln2 + r` with `ln 2` to 160 bits,
-    /// then 28 terms of `e^r`'s series (`|r| <= 0.35`) by Horner's rule.
-    fn exp_reference(x: f64) -> ((f64, f64), i32) {
-        const LN2: [f64; 3] = [
-            f64::from_bits(0x3fe6_2e42_fefa_39ef),
-            f64::from_bits(0x3c7a_bc9e_3b39_803f),
-            f64::from_bits(0x3907_b57a_079a_1934),
-        ];
-        let k = (x * std::f64::consts::LOG2_E).round();
-        let kl = dd_mul((k, 0.0), (LN2[0], LN2[1]));
-        let r = dd_add(dd_add((x, 0.0), (-kl.0, -kl.1)), (-k * LN2[2], 0.0));
-        let mut p = (1.0, 0.0);
-        for n in (1..=28).rev() {
-            p = dd_add((1.0, 0.0), dd_div(dd_mul(r, p), f64::from(n)));
-        }
-        (p, k as i32)
     }
 
     #[test]

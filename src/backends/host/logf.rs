@@ -238,8 +238,8 @@ pub(crate) fn ln_f32_into(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
             // SAFETY: the processor has AVX-512F, AVX2 and FMA (`has_avx512`).
             return unsafe { lanes::avx512(xs, out) };
         }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor has AVX2, checked just above.
+        if crate::backends::host::simd::has_avx2_fma() {
+            // SAFETY: the processor has AVX2 and FMA, checked just above.
             return unsafe { lanes::avx2(xs, out) };
         }
     }
@@ -251,6 +251,7 @@ pub(crate) fn ln_f32_into(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
 #[cfg(target_arch = "x86_64")]
 mod lanes {
     use super::{INVC, LN2, LOGC, MaybeUninit, OFF, P, SHIFT, far, near};
+    use crate::backends::host::lanes::{v4, v8};
     use std::arch::x86_64::*;
 
     /// `fast`'s body over one vector of f64 lanes, `$v` naming the module of the width's
@@ -279,84 +280,6 @@ mod lanes {
         }};
     }
 
-    /// The operations of 8 f64 lanes.
-    mod v8 {
-        use std::arch::x86_64::*;
-        pub(super) type F = __m512d;
-        pub(super) type I = __m512i;
-        macro_rules! ops {
-            ($($name:ident($($p:ident: $t:ty),*) -> $r:ty = $body:expr;)*) => {$(
-                #[inline]
-                #[target_feature(enable = "avx512f,avx2,fma")]
-                pub(super) fn $name($($p: $t),*) -> $r { $body }
-            )*};
-        }
-        ops! {
-            add(a: F, b: F) -> F = _mm512_add_pd(a, b);
-            sub(a: F, b: F) -> F = _mm512_sub_pd(a, b);
-            mul(a: F, b: F) -> F = _mm512_mul_pd(a, b);
-            set(a: f64) -> F = _mm512_set1_pd(a);
-            seti(a: u64) -> I = _mm512_set1_epi64(a as i64);
-            addi(a: I, b: I) -> I = _mm512_add_epi64(a, b);
-            subi(a: I, b: I) -> I = _mm512_sub_epi64(a, b);
-            andi(a: I, b: I) -> I = _mm512_and_si512(a, b);
-            as_int(a: F) -> I = _mm512_castpd_si512(a);
-            as_float(a: I) -> F = _mm512_castsi512_pd(a);
-        }
-        #[inline]
-        #[target_feature(enable = "avx512f,avx2,fma")]
-        pub(super) fn srl<const N: u32>(a: I) -> I {
-            _mm512_srli_epi64::<N>(a)
-        }
-        /// # Safety
-        /// Every lane of `i` must index `t`.
-        #[inline]
-        #[target_feature(enable = "avx512f,avx2,fma")]
-        pub(super) unsafe fn gather(t: &[f64; 64], i: I) -> F {
-            // SAFETY: the caller's.
-            unsafe { _mm512_i64gather_pd::<8>(i, t.as_ptr().cast()) }
-        }
-    }
-
-    /// The operations of 4 f64 lanes.
-    mod v4 {
-        use std::arch::x86_64::*;
-        pub(super) type F = __m256d;
-        pub(super) type I = __m256i;
-        macro_rules! ops {
-            ($($name:ident($($p:ident: $t:ty),*) -> $r:ty = $body:expr;)*) => {$(
-                #[inline]
-                #[target_feature(enable = "avx2")]
-                pub(super) fn $name($($p: $t),*) -> $r { $body }
-            )*};
-        }
-        ops! {
-            add(a: F, b: F) -> F = _mm256_add_pd(a, b);
-            sub(a: F, b: F) -> F = _mm256_sub_pd(a, b);
-            mul(a: F, b: F) -> F = _mm256_mul_pd(a, b);
-            set(a: f64) -> F = _mm256_set1_pd(a);
-            seti(a: u64) -> I = _mm256_set1_epi64x(a as i64);
-            addi(a: I, b: I) -> I = _mm256_add_epi64(a, b);
-            subi(a: I, b: I) -> I = _mm256_sub_epi64(a, b);
-            andi(a: I, b: I) -> I = _mm256_and_si256(a, b);
-            as_int(a: F) -> I = _mm256_castpd_si256(a);
-            as_float(a: I) -> F = _mm256_castsi256_pd(a);
-        }
-        #[inline]
-        #[target_feature(enable = "avx2")]
-        pub(super) fn srl<const N: i32>(a: I) -> I {
-            _mm256_srli_epi64::<N>(a)
-        }
-        /// # Safety
-        /// Every lane of `i` must index `t`.
-        #[inline]
-        #[target_feature(enable = "avx2")]
-        pub(super) unsafe fn gather(t: &[f64; 64], i: I) -> F {
-            // SAFETY: the caller's.
-            unsafe { _mm256_i64gather_pd::<8>(t.as_ptr().cast(), i) }
-        }
-    }
-
     /// `fast` of 8 lanes (garbage in a lane `near` refuses).
     #[inline]
     #[target_feature(enable = "avx512f,avx2,fma")]
@@ -366,7 +289,7 @@ mod lanes {
 
     /// `fast` of 4 lanes (likewise).
     #[inline]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     fn lanes4(a: __m256d) -> __m256d {
         fast_lanes!(v4, a)
     }
@@ -393,8 +316,8 @@ mod lanes {
     /// The slice loop in AVX2: 4 lanes a block, then the far elements one by one.
     ///
     /// # Safety
-    /// The processor must have AVX2.
-    #[target_feature(enable = "avx2")]
+    /// The processor must have AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn avx2(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
         let n = xs.len().min(out.len());
         let (mut src, mut dst) = (xs[..n].chunks_exact(4), out[..n].chunks_exact_mut(4));
@@ -448,9 +371,9 @@ mod tests {
         // The widest loop this processor has, then each narrower one.
         check_slice_loop(&xs, &scalar, ln_f32_into);
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if crate::backends::host::simd::has_avx2_fma() {
             check_slice_loop(&xs, &scalar, |xs, out| {
-                // SAFETY: the processor has AVX2, checked just above.
+                // SAFETY: the processor has AVX2 and FMA, checked just above.
                 unsafe { super::lanes::avx2(xs, out) }
             });
         }

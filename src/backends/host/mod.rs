@@ -8,6 +8,8 @@ mod buffer;
 mod cast;
 mod complex_edges;
 mod complex_fns;
+#[cfg(test)]
+mod dd_reference;
 mod elementwise;
 mod engine;
 mod exp_f64;
@@ -16,6 +18,8 @@ mod foreign;
 #[cfg(target_arch = "x86_64")]
 mod gemm_avx2;
 mod helpers;
+#[cfg(target_arch = "x86_64")]
+mod lanes;
 mod logf;
 mod math;
 mod matmul;
@@ -25,6 +29,7 @@ mod random;
 mod reduce;
 mod simd;
 mod sincosf;
+mod tanh_f64;
 mod tanhf;
 mod view;
 

@@ -10,22 +10,41 @@ pub(crate) fn estrin6(r: f64, c: &[f64; 6]) -> f64 {
     p01 + r2 * (p23 + r2 * p45)
 }
 
+/// [`estrin6`] over a vector of f64 lanes, `$v` naming the width's operations
+/// (`lanes::v8`, `lanes::v4`), in the scalar function's order.
+#[cfg(target_arch = "x86_64")]
+macro_rules! estrin6_lanes {
+    ($v:ident, $r:expr, $c:expr) => {{
+        use crate::backends::host::lanes::$v::*;
+        let (r, c) = ($r, $c);
+        let r2 = mul(r, r);
+        let p01 = add(set(c[0]), mul(set(c[1]), r));
+        let p23 = add(set(c[2]), mul(set(c[3]), r));
+        let p45 = add(set(c[4]), mul(set(c[5]), r));
+        add(p01, mul(r2, add(p23, mul(r2, p45))))
+    }};
+}
+
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx512 {
-    use std::arch::x86_64::*;
+    use std::arch::x86_64::__m512d;
 
     /// [`super::estrin6`] of 8 lanes.
     #[inline]
     #[target_feature(enable = "avx512f,avx2,fma")]
     pub(crate) fn estrin6(r: __m512d, c: &[f64; 6]) -> __m512d {
-        let c = |j: usize| _mm512_set1_pd(c[j]);
-        let r2 = _mm512_mul_pd(r, r);
-        let p01 = _mm512_add_pd(c(0), _mm512_mul_pd(c(1), r));
-        let p23 = _mm512_add_pd(c(2), _mm512_mul_pd(c(3), r));
-        let p45 = _mm512_add_pd(c(4), _mm512_mul_pd(c(5), r));
-        _mm512_add_pd(
-            p01,
-            _mm512_mul_pd(r2, _mm512_add_pd(p23, _mm512_mul_pd(r2, p45))),
-        )
+        estrin6_lanes!(v8, r, c)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2 {
+    use std::arch::x86_64::__m256d;
+
+    /// [`super::estrin6`] of 4 lanes.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(crate) fn estrin6(r: __m256d, c: &[f64; 6]) -> __m256d {
+        estrin6_lanes!(v4, r, c)
     }
 }

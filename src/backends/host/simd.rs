@@ -211,11 +211,19 @@ pub(crate) mod float_checks {
 #[inline(always)]
 pub(crate) fn wide<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the processor has AVX2 and FMA, checked just above.
+    if has_avx2_fma() {
+        // SAFETY: the processor has AVX2 and FMA (`has_avx2_fma`).
         return unsafe { avx2(f) };
     }
     f()
+}
+
+/// Whether the processor has AVX2 and FMA (every AVX2 processor made has both, but they are
+/// two flags, and code compiled for FMA must not run where one is missing).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn has_avx2_fma() -> bool {
+    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -1,0 +1,96 @@
+//! The f64 lane operations the written-out vector loops (`logf`, `exp_f64`, `tanh_f64`) are
+//! built from, one module per width with the same names: `v8` (AVX-512, 8 lanes) and `v4`
+//! (AVX2 with FMA, 4 lanes). A function's body is written once, as a macro over the
+//! operations of `$v`, and instantiated for each width, so that the widths cannot drift
+//! apart: each performs the scalar function's IEEE operations in its order.
+
+/// Defines each `name(args) -> ret = body` as an inlined function enabling `$features`.
+macro_rules! ops {
+    ($features:literal: $($name:ident($($p:ident: $t:ty),*) -> $r:ty = $body:expr;)*) => {$(
+        #[inline]
+        #[target_feature(enable = $features)]
+        pub(crate) fn $name($($p: $t),*) -> $r { $body }
+    )*};
+}
+
+/// The operations of 8 f64 lanes (AVX-512F).
+pub(crate) mod v8 {
+    use std::arch::x86_64::*;
+    pub(crate) type F = __m512d;
+    pub(crate) type I = __m512i;
+    ops! { "avx512f,avx2,fma":
+        add(a: F, b: F) -> F = _mm512_add_pd(a, b);
+        sub(a: F, b: F) -> F = _mm512_sub_pd(a, b);
+        mul(a: F, b: F) -> F = _mm512_mul_pd(a, b);
+        div(a: F, b: F) -> F = _mm512_div_pd(a, b);
+        fma(a: F, b: F, c: F) -> F = _mm512_fmadd_pd(a, b, c);
+        set(a: f64) -> F = _mm512_set1_pd(a);
+        seti(a: u64) -> I = _mm512_set1_epi64(a as i64);
+        addi(a: I, b: I) -> I = _mm512_add_epi64(a, b);
+        subi(a: I, b: I) -> I = _mm512_sub_epi64(a, b);
+        andi(a: I, b: I) -> I = _mm512_and_si512(a, b);
+        ori(a: I, b: I) -> I = _mm512_or_si512(a, b);
+        as_int(a: F) -> I = _mm512_castpd_si512(a);
+        as_float(a: I) -> F = _mm512_castsi512_pd(a);
+        // `vminpd` returns its second operand when either is NaN.
+        min(a: F, b: F) -> F = _mm512_min_pd(a, b);
+        // The lanes where `a < b` (false for NaN) take `yes`, the others `no`.
+        select_lt(a: F, b: F, yes: F, no: F) -> F =
+            _mm512_mask_blend_pd(_mm512_cmp_pd_mask::<_CMP_LT_OQ>(a, b), no, yes);
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(crate) fn srl<const N: u32>(a: I) -> I {
+        _mm512_srli_epi64::<N>(a)
+    }
+    /// `t[i]` in each lane.
+    ///
+    /// # Safety
+    /// Every lane of `i` must index `t`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(crate) unsafe fn gather<const N: usize>(t: &[f64; N], i: I) -> F {
+        // SAFETY: the caller's.
+        unsafe { _mm512_i64gather_pd::<8>(i, t.as_ptr().cast()) }
+    }
+}
+
+/// The operations of 4 f64 lanes (AVX2 and FMA).
+pub(crate) mod v4 {
+    use std::arch::x86_64::*;
+    pub(crate) type F = __m256d;
+    pub(crate) type I = __m256i;
+    ops! { "avx2,fma":
+        add(a: F, b: F) -> F = _mm256_add_pd(a, b);
+        sub(a: F, b: F) -> F = _mm256_sub_pd(a, b);
+        mul(a: F, b: F) -> F = _mm256_mul_pd(a, b);
+        div(a: F, b: F) -> F = _mm256_div_pd(a, b);
+        fma(a: F, b: F, c: F) -> F = _mm256_fmadd_pd(a, b, c);
+        set(a: f64) -> F = _mm256_set1_pd(a);
+        seti(a: u64) -> I = _mm256_set1_epi64x(a as i64);
+        addi(a: I, b: I) -> I = _mm256_add_epi64(a, b);
+        subi(a: I, b: I) -> I = _mm256_sub_epi64(a, b);
+        andi(a: I, b: I) -> I = _mm256_and_si256(a, b);
+        ori(a: I, b: I) -> I = _mm256_or_si256(a, b);
+        as_int(a: F) -> I = _mm256_castpd_si256(a);
+        as_float(a: I) -> F = _mm256_castsi256_pd(a);
+        min(a: F, b: F) -> F = _mm256_min_pd(a, b);
+        select_lt(a: F, b: F, yes: F, no: F) -> F =
+            _mm256_blendv_pd(no, yes, _mm256_cmp_pd::<_CMP_LT_OQ>(a, b));
+    }
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(crate) fn srl<const N: i32>(a: I) -> I {
+        _mm256_srli_epi64::<N>(a)
+    }
+    /// `t[i]` in each lane.
+    ///
+    /// # Safety
+    /// Every lane of `i` must index `t`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(crate) unsafe fn gather<const N: usize>(t: &[f64; N], i: I) -> F {
+        // SAFETY: the caller's.
+        unsafe { _mm256_i64gather_pd::<8>(t.as_ptr().cast(), i) }
+    }
+}
