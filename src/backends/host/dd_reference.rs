@@ -1,5 +1,5 @@
 //! Test references in double-double arithmetic (an unevaluated sum `hi + lo`, ~2^-104
-//! relative): `e^x` and `tanh x` to ~2^-98, far below the half ulp the float64 functions are
+//! relative): `e^x`, `tanh x` and `ln x` to ~2^-98, far below the half ulp the float64 functions are
 //! measured against, and the argument generator their tests share.
 
 /// `n` arguments from a fixed generator: uniform over `[lo, hi)`.
@@ -80,4 +80,29 @@ pub(crate) fn tanh_reference(x: f64) -> (f64, f64) {
 pub(crate) fn ulp_error(got: f64, (hi, lo): (f64, f64)) -> f64 {
     let ulp = f64::from_bits(got.to_bits() & 0x7ff0_0000_0000_0000) * f64::EPSILON;
     ((got - hi) - lo).abs() / ulp
+}
+
+/// `ln x` as `hi + lo`, to ~2^-100 relative for positive finite `x` (subnormals too): the C
+/// library's `ln x` corrected by one Newton step on `e^y = x`, in double-double.
+pub(crate) fn ln_reference(x: f64) -> (f64, f64) {
+    // Subnormals scaled into the normal range first (ln 2^60 added back).
+    let (x, add) = if x < f64::MIN_POSITIVE {
+        (x * 2f64.powi(60), -60.0)
+    } else {
+        (x, 0.0)
+    };
+    let y0 = x.ln();
+    let ((hi, lo), k) = exp_reference(y0);
+    // `x 2^-k - e^(y0 - k ln2)`, each scaling exact.
+    let xs = x * 2f64.powi(-k / 2) * 2f64.powi(k / 2 - k);
+    let d = dd_div(dd_add((xs, 0.0), (-hi, -lo)), hi);
+    let y = dd_add((y0, 0.0), d);
+    let l2 = dd_mul(
+        (add, 0.0),
+        (
+            f64::from_bits(0x3fe6_2e42_fefa_39ef),
+            f64::from_bits(0x3c7a_bc9e_3b39_803f),
+        ),
+    );
+    dd_add(y, l2)
 }

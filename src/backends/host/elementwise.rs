@@ -9,7 +9,7 @@ use super::math::{
     dispatch_arith,
 };
 use super::{HostBackend, HostBuffer, HostDevice, finish};
-use super::{exp_f64, expf, logf, simd, sincosf, tanh_f64, tanhf};
+use super::{exp_f64, expf, log_f64, logf, simd, sincosf, tanh_f64, tanhf};
 use crate::backends::op::expect_out;
 use crate::backends::{BinaryOp, SharedBuffer, TensorRef, UnaryOp};
 use crate::dtype::{DType, Element};
@@ -207,6 +207,7 @@ pub(crate) fn unary(
                 (UnaryOp::Exp, DType::F32) => contiguous_map(be, dev, *x, 8, expf::exp_f32_into),
                 (UnaryOp::Exp, DType::F64) => contiguous_map(be, dev, *x, 8, exp_f64::exp_f64_into),
                 (UnaryOp::Log, DType::F32) => contiguous_map(be, dev, *x, 8, logf::ln_f32_into),
+                (UnaryOp::Log, DType::F64) => contiguous_map(be, dev, *x, 8, log_f64::ln_f64_into),
                 (UnaryOp::Tanh, DType::F32) => {
                     contiguous_map(be, dev, *x, 16, tanhf::tanh_f32_into)
                 }

@@ -293,8 +293,7 @@ pub(super) mod x86 {
         };
     }
 
-    /// A table of 32 u64s in four registers.
-    pub(in crate::backends::host) type Table = [__m512i; 4];
+    use v8::{Table32 as Table, pick32 as pick};
 
     /// Recomputes with `exp_f64` the lanes of a block of 8 whose bit in `ok` is clear.
     ///
@@ -367,22 +366,7 @@ pub(super) mod x86 {
     #[inline]
     #[target_feature(enable = "avx512f,avx2,fma")]
     pub(in crate::backends::host) fn tables() -> (Table, Table) {
-        // SAFETY: each table holds 32 u64s: four unaligned loads of 8.
-        let load = |t: &[u64; 32]| {
-            [0, 8, 16, 24].map(|i| unsafe { _mm512_loadu_si512(t.as_ptr().add(i).cast()) })
-        };
-        (load(&TAIL), load(&SCALE))
-    }
-
-    /// `t[k % 32]` in each lane: `vpermt2q` reads each index's low four bits (which of 16),
-    /// bit 4 picks the lower or upper 16.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    fn pick(t: &Table, k: __m512i) -> __m512i {
-        let upper = _mm512_test_epi64_mask(k, _mm512_set1_epi64(16));
-        let lo = _mm512_permutex2var_epi64(t[0], k, t[1]);
-        let hi = _mm512_permutex2var_epi64(t[2], k, t[3]);
-        _mm512_mask_blend_epi64(upper, lo, hi)
+        (v8::load32(&TAIL), v8::load32(&SCALE))
     }
 
     /// `reduce_with`'s arithmetic on a vector of lanes, in its order, from the operations

@@ -43,6 +43,30 @@ pub(crate) mod v8 {
     pub(crate) fn srl<const N: u32>(a: I) -> I {
         _mm512_srli_epi64::<N>(a)
     }
+    /// A table of 32 64-bit entries in four registers, read by [`pick32`] without a gather
+    /// (`exp_f64`'s `2^(j/32)`).
+    pub(crate) type Table32 = [I; 4];
+
+    /// `t` in registers.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(crate) fn load32<T: Copy>(t: &[T; 32]) -> Table32 {
+        const { assert!(size_of::<T>() == 8) };
+        // SAFETY: `t` holds 32 entries of 8 bytes: four unaligned loads of 64 bytes.
+        [0, 8, 16, 24].map(|i| unsafe { _mm512_loadu_si512(t.as_ptr().add(i).cast()) })
+    }
+
+    /// `t[i % 32]` in each lane: `vpermt2q` reads each index's low four bits (which of 16),
+    /// bit 4 picks the lower or upper 16.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(crate) fn pick32(t: &Table32, i: I) -> I {
+        let upper = _mm512_test_epi64_mask(i, _mm512_set1_epi64(16));
+        let lo = _mm512_permutex2var_epi64(t[0], i, t[1]);
+        let hi = _mm512_permutex2var_epi64(t[2], i, t[3]);
+        _mm512_mask_blend_epi64(upper, lo, hi)
+    }
+
     /// `t[i]` in each lane.
     ///
     /// # Safety

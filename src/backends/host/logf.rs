@@ -310,7 +310,7 @@ mod lanes {
                 _mm256_storeu_ps(d, _mm512_cvtpd_ps(lanes8(a)))
             })
         };
-        fix_far(&xs[..n], &mut out[..n]);
+        super::super::simd::fix_far(&xs[..n], &mut out[..n], near, far);
     }
 
     /// The slice loop in AVX2: 4 lanes a block, then the far elements one by one.
@@ -331,22 +331,7 @@ mod lanes {
         for (o, &x) in dst.into_remainder().iter_mut().zip(src.remainder()) {
             o.write(if near(x) { super::fast(x) } else { far(x) });
         }
-        fix_far(&xs[..n], &mut out[..n]);
-    }
-
-    /// Redoes the elements `near` refuses (their lanes hold garbage): a select over the
-    /// slice, without a branch per element, as zeros and negative numbers may be half of it
-    /// (a branch there cost ~3 ns an element in mispredictions).
-    #[inline(always)]
-    fn fix_far(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
-        // An and over the slice vectorises; the select runs only where it finds one.
-        if !xs.iter().fold(true, |acc, &x| acc & near(x)) {
-            for (o, &x) in out.iter_mut().zip(xs) {
-                // SAFETY: the lanes wrote every element of `out`.
-                let v = unsafe { o.assume_init() };
-                o.write(if near(x) { v } else { far(x) });
-            }
-        }
+        super::super::simd::fix_far(&xs[..n], &mut out[..n], near, far);
     }
 }
 

@@ -20,6 +20,7 @@ mod gemm_avx2;
 mod helpers;
 #[cfg(target_arch = "x86_64")]
 mod lanes;
+mod log_f64;
 mod logf;
 mod math;
 mod matmul;

@@ -1,6 +1,7 @@
-//! The degree-5 polynomial evaluation the float32 functions share (`expf`, `tanhf`, `logf`,
-//! `sincosf`), scalar and in AVX-512 lanes: Estrin's scheme, three independent pairs then two
-//! levels, in one fixed order so that every path rounds alike (no fused multiply-add).
+//! The degree-5 polynomial evaluation the float functions share (`expf`, `tanhf`, `logf`,
+//! `sincosf`, `tanh_f64`, `log_f64`), scalar and in AVX-512 and AVX2 lanes: Estrin's scheme,
+//! three independent pairs then two levels, in one fixed order so that every path rounds
+//! alike (no fused multiply-add).
 
 /// `c[0] + c[1] r + ... + c[5] r^5`.
 #[inline(always)]
