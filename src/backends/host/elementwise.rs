@@ -9,7 +9,7 @@ use super::math::{
     dispatch_arith,
 };
 use super::{HostBackend, HostBuffer, HostDevice, finish};
-use super::{exp_f64, expf, log_f64, logf, simd, sincosf, tanh_f64, tanhf};
+use super::{exp_f64, expf, log_f64, logf, simd, sincos_f64, sincosf, tanh_f64, tanhf};
 use crate::backends::op::expect_out;
 use crate::backends::{BinaryOp, SharedBuffer, TensorRef, UnaryOp};
 use crate::dtype::{DType, Element};
@@ -216,6 +216,12 @@ pub(crate) fn unary(
                 }
                 (UnaryOp::Sin, DType::F32) => {
                     contiguous_map(be, dev, *x, 16, sincosf::sin_f32_into)
+                }
+                (UnaryOp::Sin, DType::F64) => {
+                    contiguous_map(be, dev, *x, 16, sincos_f64::sin_f64_into)
+                }
+                (UnaryOp::Cos, DType::F64) => {
+                    contiguous_map(be, dev, *x, 16, sincos_f64::cos_f64_into)
                 }
                 (UnaryOp::Cos, DType::F32) => {
                     contiguous_map(be, dev, *x, 16, sincosf::cos_f32_into)

@@ -381,7 +381,8 @@ macro_rules! float_math {
 float_math!(
     f32: super::expf::exp_f32, super::logf::ln_f32, super::tanhf::tanh_f32,
         super::sincosf::sin_f32, super::sincosf::cos_f32,
-    f64: super::exp_f64::exp_f64, super::log_f64::ln_f64, super::tanh_f64::tanh_f64, f64::sin, f64::cos
+    f64: super::exp_f64::exp_f64, super::log_f64::ln_f64, super::tanh_f64::tanh_f64,
+        super::sincos_f64::sin_f64, super::sincos_f64::cos_f64
 );
 
 macro_rules! half_math {

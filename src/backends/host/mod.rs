@@ -29,6 +29,7 @@ mod poly;
 mod random;
 mod reduce;
 mod simd;
+mod sincos_f64;
 mod sincosf;
 mod tanh_f64;
 mod tanhf;
