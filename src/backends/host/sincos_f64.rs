@@ -146,7 +146,8 @@ pub(crate) fn cos_f64_into(xs: &[f64], out: &mut [MaybeUninit<f64>]) {
 mod tests {
     use super::{cos_f64, cos_f64_into, sin_f64, sin_f64_into};
     use crate::backends::host::dd_reference::uniform;
-    use crate::backends::host::simd::float_checks::{check_array, check_slice_loop, ulps};
+    use crate::backends::host::simd::Widest;
+    use crate::backends::host::simd::float_checks::{check_sin_cos, ulps};
 
     fn arguments() -> Vec<f64> {
         uniform(1 << 14, -10.0, 10.0, 1)
@@ -173,29 +174,17 @@ mod tests {
         let xs = arguments();
         let sin: Vec<f64> = xs.iter().map(|&x| sin_f64(x)).collect();
         let cos: Vec<f64> = xs.iter().map(|&x| cos_f64(x)).collect();
-        // The slice loops (the compiler's AVX2 lanes, then the far elements one by one), from
-        // every start and at every length of a block's tail.
-        check_slice_loop(&xs, &sin, sin_f64_into);
-        check_slice_loop(&xs, &cos, cos_f64_into);
-        // The compiler's AVX-512 loop too, which a processor with AVX-512 could be given.
-        let near: Vec<usize> = (0..xs.len()).filter(|&i| super::near(xs[i])).collect();
-        let mut a: Vec<(f64, f64)> = near.iter().map(|&i| (xs[i], xs[i])).collect();
-        crate::backends::host::simd::wide_arith(
-            #[inline(always)]
-            || {
-                for (s, c) in &mut a {
-                    (*s, *c) = (super::fast::<0>(*s), super::fast::<1>(*c));
-                }
-            },
+        // The slice loops (the compiler's AVX2 lanes, then the far elements one by one),
+        // from every start and at every length of a block's tail; the compiler's AVX-512
+        // loop too, which a processor with AVX-512 could be given; the backend's kernels.
+        check_sin_cos::<Widest, f64>(
+            &xs,
+            (&sin, &cos),
+            (sin_f64_into, cos_f64_into),
+            super::near,
+            super::fast::<0>,
+            super::fast::<1>,
         );
-        for (&i, &(s, c)) in near.iter().zip(&a) {
-            assert_eq!(
-                (s.to_bits(), c.to_bits()),
-                (sin[i].to_bits(), cos[i].to_bits())
-            );
-        }
-        check_array(&xs, &sin, crate::Array::sin);
-        check_array(&xs, &cos, crate::Array::cos);
     }
 
     #[test]

@@ -128,8 +128,9 @@ fn run<const Q: u64>(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
 #[cfg(test)]
 mod tests {
     use super::{cos_f32, cos_f32_into, sin_f32, sin_f32_into};
+    use crate::backends::host::simd::Avx2;
     use crate::backends::host::simd::float_checks::{
-        check_array, check_slice_loop, every_4099th_f32, same, spread_f32,
+        check_sin_cos, every_4099th_f32, same, spread_f32,
     };
 
     #[test]
@@ -138,30 +139,16 @@ mod tests {
         let sin: Vec<f32> = xs.iter().map(|&x| sin_f32(x)).collect();
         let cos: Vec<f32> = xs.iter().map(|&x| cos_f32(x)).collect();
         // The slice loops (AVX-512 or AVX2 lanes, then the far elements one by one), from
-        // every start and at every length of a block's tail.
-        check_slice_loop(&xs, &sin, sin_f32_into);
-        check_slice_loop(&xs, &cos, cos_f32_into);
-        // The compiler's AVX2 loop alone (what a machine without AVX-512 runs), on the near
-        // elements.
-        let near: Vec<usize> = (0..xs.len()).filter(|&i| super::near(xs[i])).collect();
-        let mut a: Vec<(f32, f32)> = near.iter().map(|&i| (xs[i], xs[i])).collect();
-        crate::backends::host::simd::wide(
-            #[inline(always)]
-            || {
-                for (s, c) in &mut a {
-                    (*s, *c) = (super::fast::<0>(*s), super::fast::<1>(*c));
-                }
-            },
+        // every start and at every length of a block's tail; the compiler's AVX2 loop alone
+        // (what a machine without AVX-512 runs); the backend's kernels.
+        check_sin_cos::<Avx2, f32>(
+            &xs,
+            (&sin, &cos),
+            (sin_f32_into, cos_f32_into),
+            super::near,
+            super::fast::<0>,
+            super::fast::<1>,
         );
-        for (&i, &(s, c)) in near.iter().zip(&a) {
-            assert_eq!(
-                (s.to_bits(), c.to_bits()),
-                (sin[i].to_bits(), cos[i].to_bits())
-            );
-        }
-        // And through the backend's kernels, contiguous and strided.
-        check_array(&xs, &sin, crate::Array::sin);
-        check_array(&xs, &cos, crate::Array::cos);
     }
 
     #[test]
