@@ -19,6 +19,11 @@ pub(crate) mod v8 {
     pub(crate) type F = __m512d;
     pub(crate) type I = __m512i;
     ops! { "avx512f,avx2,fma":
+        // `poly::two_sum_err`: the rounding error of `s = a + b`.
+        two_sum_err(a: F, b: F, s: F) -> F = {
+            let bb = sub(s, a);
+            add(sub(a, sub(s, bb)), sub(b, bb))
+        };
         add(a: F, b: F) -> F = _mm512_add_pd(a, b);
         sub(a: F, b: F) -> F = _mm512_sub_pd(a, b);
         mul(a: F, b: F) -> F = _mm512_mul_pd(a, b);
@@ -85,6 +90,11 @@ pub(crate) mod v4 {
     pub(crate) type F = __m256d;
     pub(crate) type I = __m256i;
     ops! { "avx2,fma":
+        // `poly::two_sum_err`: the rounding error of `s = a + b`.
+        two_sum_err(a: F, b: F, s: F) -> F = {
+            let bb = sub(s, a);
+            add(sub(a, sub(s, bb)), sub(b, bb))
+        };
         add(a: F, b: F) -> F = _mm256_add_pd(a, b);
         sub(a: F, b: F) -> F = _mm256_sub_pd(a, b);
         mul(a: F, b: F) -> F = _mm256_mul_pd(a, b);

@@ -25,6 +25,7 @@
 //! multiply-add.
 
 use super::poly::estrin6;
+use super::poly::two_sum_err;
 use std::mem::MaybeUninit;
 
 /// The bottom of `z`'s interval: 1 less 74.5 parts (of 2^45 units of the bits each).
@@ -517,13 +518,6 @@ fn fast(x: f64, k_extra: f64) -> f64 {
     hi + (lo + (w_lo + small))
 }
 
-/// The rounding error of `s = a + b` (Knuth's two-sum: exact, whatever the magnitudes).
-#[inline(always)]
-fn two_sum_err(a: f64, b: f64, s: f64) -> f64 {
-    let bb = s - a;
-    (a - (s - bb)) + (b - bb)
-}
-
 /// `out[i] = ln_f64(xs[i])` for every `i` below the shorter of the two lengths.
 pub(crate) fn ln_f64_into(xs: &[f64], out: &mut [MaybeUninit<f64>]) {
     let n = xs.len().min(out.len());
@@ -580,10 +574,6 @@ mod x86 {
             let z_lo = sub(as_float(z), z_hi);
             let r_hi = sub(mul(z_hi, invc), set(1.0));
             let r_lo = mul(z_lo, invc);
-            let two_sum_err = |a, b, s| {
-                let bb = sub(s, a);
-                add(sub(a, sub(s, bb)), sub(b, bb))
-            };
             let r = add(r_hi, r_lo);
             let r_err = two_sum_err(r_hi, r_lo, r);
             let kl = mul(k, set(LN2_HI));

@@ -1,7 +1,7 @@
 //! The degree-5 polynomial evaluation the float functions share (`expf`, `tanhf`, `logf`,
 //! `sincosf`, `tanh_f64`, `log_f64`), scalar and in AVX-512 and AVX2 lanes: Estrin's scheme,
 //! three independent pairs then two levels, in one fixed order so that every path rounds
-//! alike (no fused multiply-add).
+//! alike (no fused multiply-add); and the two-sum error the float64 functions carry.
 
 /// `c[0] + c[1] r + ... + c[5] r^5`.
 #[inline(always)]
@@ -9,6 +9,13 @@ pub(crate) fn estrin6(r: f64, c: &[f64; 6]) -> f64 {
     let r2 = r * r;
     let (p01, p23, p45) = (c[0] + c[1] * r, c[2] + c[3] * r, c[4] + c[5] * r);
     p01 + r2 * (p23 + r2 * p45)
+}
+
+/// The rounding error of `s = a + b` (Knuth's two-sum: exact, whatever the magnitudes).
+#[inline(always)]
+pub(crate) fn two_sum_err(a: f64, b: f64, s: f64) -> f64 {
+    let bb = s - a;
+    (a - (s - bb)) + (b - bb)
 }
 
 /// [`estrin6`] over a vector of f64 lanes, `$v` naming the width's operations

@@ -27,6 +27,7 @@
 //! AVX-512: the compiler kept most of its AVX-512 loop scalar (7.5 ns an element against 2.2
 //! on one thread of the Intel guest; the C library 11.9).
 
+use super::poly::two_sum_err;
 use std::mem::MaybeUninit;
 
 /// Past this `|x|`, the C library's full reduction (`k` no longer fits 20 bits).
@@ -86,13 +87,6 @@ fn near(x: f64) -> bool {
 #[inline(never)]
 fn far<const Q: u64>(x: f64) -> f64 {
     if Q == 0 { x.sin() } else { x.cos() }
-}
-
-/// The rounding error of `s = a + b` (Knuth's two-sum: exact, whatever the magnitudes).
-#[inline(always)]
-fn two_sum_err(a: f64, b: f64, s: f64) -> f64 {
-    let bb = s - a;
-    (a - (s - bb)) + (b - bb)
 }
 
 /// `sin(x + Q pi/2)` for `|x| <= 2^20`; no branch.

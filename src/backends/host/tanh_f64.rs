@@ -29,6 +29,7 @@
 
 use super::exp_f64::{Reduced, reduce_with};
 use super::poly::estrin6;
+use super::poly::two_sum_err;
 use std::mem::MaybeUninit;
 
 /// `tanh` rounds to 1 past this `|x|`.
@@ -82,13 +83,6 @@ pub(crate) fn tanh_f64(x: f64) -> f64 {
     let q = q0 + (quotient_residual(m, q0, d) + (m_lo - q0 * d_lo)) * inv;
     let t = if a < TINY { a } else { q };
     f64::from_bits(t.to_bits() | (x.to_bits() & SIGN))
-}
-
-/// The rounding error of `s = a + b` (Knuth's two-sum: exact, whatever the magnitudes).
-#[inline(always)]
-fn two_sum_err(a: f64, b: f64, s: f64) -> f64 {
-    let bb = s - a;
-    (a - (s - bb)) + (b - bb)
 }
 
 /// `a b - p` for `p = a b` rounded: exact, as the error of a product is (no operand here is
@@ -172,10 +166,6 @@ mod x86 {
             use $v::*;
             let x = $x;
             let zero = set(0.0);
-            let two_sum_err = |a, b, s| {
-                let bb = sub(s, a);
-                add(sub(a, sub(s, bb)), sub(b, bb))
-            };
             let a = min(set(HI), as_float(andi(as_int(x), seti(!SIGN))));
             let (r_hi, rest, tail, s) = $reduce(add(a, a), |r, r2| mul(r2, $estrin6(r, &D)));
             let tmp = add(r_hi, rest);
