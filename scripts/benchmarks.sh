@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates docs/benchmarks.md and docs/bench.svg on this machine: `dlarray bench` over every
 # backend, the criterion CPU suite beside ndarray and candle, and NumPy/PyTorch on the same
-# work, in one sitting (~10 minutes on 2 cores). Raw outputs stay in target/benchmarks/.
+# work, in one sitting (~25 minutes on 2 cores). Raw outputs stay in target/benchmarks/.
 #
 #   ./scripts/benchmarks.sh            # everything
 #   BENCH_ARGS="--quick" ./scripts/benchmarks.sh   # a short `dlarray bench` matrix
@@ -23,11 +23,15 @@ echo "== criterion: cargo bench --bench cpu_peers" >&2
 rm -rf target/criterion/add_f32 target/criterion/sum_f32 target/criterion/exp_f32 target/criterion/exp_f64 target/criterion/matmul_f32_1024 \
   target/criterion/add_f32_8_overhead target/criterion/dlpack_round_trip_1KiB
 cargo bench -q --bench cpu_peers >"$out/criterion.txt" 2>&1
+echo "== dlarray, ndarray and candle in turns: cargo bench --bench peers_in_turns, three processes" >&2
+for i in 1 2 3; do
+  cargo bench -q --bench peers_in_turns -- --json "$out/turns$i.json" 2>/dev/null
+done
 # The release module first: numeric_peers.py also times dlarray beside NumPy and torch.
 (cd python && VIRTUAL_ENV="$PWD/../.venv" PATH="$PWD/../.venv/bin:$PATH" maturin develop -q --profile wheel)
 echo "== NumPy and PyTorch: python/bench/numeric_peers.py" >&2
 # OpenBLAS's SkylakeX kernel, not the Haswell one OPENBLAS_CORETYPE may force.
-env -u OPENBLAS_CORETYPE .venv/bin/python python/bench/numeric_peers.py --json "$out/py_peers.json" \
+env -u OPENBLAS_CORETYPE .venv/bin/python python/bench/numeric_peers.py --runs 3 --json "$out/py_peers.json" \
   >"$out/py_peers.txt"
 echo "== Python DLPack against NumPy: python/bench/dlpack_bench.py --numpy-ratios" >&2
 # Three processes: some runs of the same build land in a slower mode (~+40 ns per call).

@@ -1,6 +1,6 @@
 """Writes docs/benchmarks.md (to stdout) from what scripts/benchmarks.sh measured: the
-`dlarray bench` JSON, criterion's estimates for benches/cpu_peers.rs, and the NumPy/PyTorch
-timings of python/bench/numeric_peers.py."""
+`dlarray bench` JSON, criterion's estimates for benches/cpu_peers.rs, the three runs of
+benches/peers_in_turns.rs, and the NumPy/PyTorch timings of python/bench/numeric_peers.py."""
 import json
 import os
 import sys
@@ -48,6 +48,7 @@ print("cargo run --release -- bench --quick         # the matrix in under 30 s")
 print("cargo run --release -- bench --backends cpu --ops add,sum --sizes 1K,1M --dtypes f32,f64 \\")
 print("    --json out.json --plot out.svg")
 print("cargo bench --bench cpu_peers                # dlarray, ndarray, candle, memcpy")
+print("cargo bench --bench peers_in_turns           # the same, taking turns in one process")
 print(".venv/bin/python python/bench/numeric_peers.py  # NumPy, PyTorch on the same work")
 print("```\n")
 
@@ -92,22 +93,74 @@ for group, name in (("add_f32", "add f32"), ("sum_f32", "sum f32"), ("exp_f32", 
             print(f" {t(mine)}, {ratio(mine, min(peers) if peers else None)} |", end="")
         print()
     print()
+turns = []
+for i in (1, 2, 3):
+    try:
+        turns.append(json.load(open(os.path.join(out, f"turns{i}.json"))))
+    except OSError:
+        pass
+
+
+def ratios(runs, group, size, peer, ours="dlarray"):
+    """`peer / ours` in each run, as "a / b / c", or "-"."""
+    rs = [r[f"{group}/{peer}/{size}"] / r[f"{group}/{ours}/{size}"] for r in runs
+          if f"{group}/{peer}/{size}" in r and f"{group}/{ours}/{size}" in r]
+    return " / ".join(f"{x:.2f}" for x in rs) if rs else "-"
+
+
+def median_of(runs, key):
+    vs = sorted(r[key] for r in runs if key in r)
+    return vs[len(vs) // 2] if vs else None
+
+
+print("### In turns: dlarray, ndarray and candle, three processes\n")
+print("criterion (above) times each library for a second or two, one after another; on a shared")
+print("guest the machine of one second is not that of the next (the same binary's 1M-element add")
+print("took 147 us in one criterion run and 78 us in the next while candle's stayed at 88 us).")
+print("`benches/peers_in_turns.rs` runs one ~2 ms batch of each library per round instead (after")
+print("a 20 ms pause and an untimed batch), 15 rounds, so a slow stretch slows all of them, and")
+print("compares medians. Three processes; each ratio cell gives the three runs' peer time /")
+print("dlarray time (> 1: dlarray faster). dlarray reads a `Vec`, as ndarray and candle do.\n")
+if turns:
+    print("| op | size | dlarray (median of runs) | vs ndarray | vs candle | on its own memory |")
+    print("|---|---|---|---|---|---|")
+    rows = [(g, s_) for g in ("add_f32", "sum_f32") for s_ in sizes]
+    rows += [("matmul_f32_1024", "1024"), ("add_f32_8_overhead", "8")]
+    for g, s_ in rows:
+        d = median_of(turns, f"{g}/dlarray/{s_}")
+        if d is None:
+            continue
+        own = median_of(turns, f"{g}/dlarray_own_memory/{s_}")
+        name = {"matmul_f32_1024": "matmul f32", "add_f32_8_overhead": "add f32 of 8 elements"}
+        print(f"| {name.get(g, g.replace('_', ' '))} | {s_} | {t(d)} | {ratios(turns, g, s_, 'ndarray')} | "
+              f"{ratios(turns, g, s_, 'candle')} | {t(own)} |")
+else:
+    print("(not measured in this sitting)")
+print()
 print("### Same memory, same seconds: dlarray, NumPy and torch taking turns\n")
 print("The tables above set criterion's numbers beside Python's, taken minutes apart, and")
 print("dlarray there reads a `Vec` where the others read NumPy's huge pages. Here all three read")
 print("the same NumPy arrays (dlarray through DLPack, in place) from Python, one batch each per")
 print("round, 15 rounds, a 20 ms pause and an untimed batch before each timed one so that no")
 print("library's idle workers compete with the next (torch's OpenMP threads spin after each op).")
-print("Python's ~1 us per call is under 1 % of these times. Medians; ratio > 1: dlarray faster.\n")
+print("Python's ~1 us per call is under 1 % of these times. Three runs of the rounds: the times")
+print("are the median run's, each ratio cell the three runs' (> 1: dlarray faster).\n")
 same = [(g, s) for g in ("add_f32", "sum_f32", "exp_f32", "exp_f64") for s in sizes
         if f"same_memory/{g}/dlarray/{s}" in py]
+same += [("matmul_f32_1024", "1024")] if "same_memory/matmul_f32_1024/dlarray/1024" in py else []
 if same:
     print("| op | size | dlarray | NumPy | torch | vs NumPy | vs torch |")
     print("|---|---|---|---|---|---|---|")
     for g, s in same:
         d, n_, tt = (py.get(f"same_memory/{g}/{p}/{s}") for p in ("dlarray", "numpy", "torch"))
-        print(f"| {g.replace('_', ' ')} | {s} | {t(d)} | {t(n_)} | {t(tt)} | {ratio(d, n_)} | "
-              f"{ratio(d, tt)} |")
+        each = py.get(f"same_memory_runs/{g}/dlarray/{s}")
+        if each:
+            runs = [{f"{g}/{p}/{s}": py[f"same_memory_runs/{g}/{p}/{s}"][i]
+                     for p in ("dlarray", "numpy", "torch")} for i in range(len(each))]
+            vs_n, vs_t = ratios(runs, g, s, "numpy"), ratios(runs, g, s, "torch")
+        else:
+            vs_n, vs_t = ratio(d, n_), ratio(d, tt)
+        print(f"| {g.replace('_', ' ')} | {s} | {t(d)} | {t(n_)} | {t(tt)} | {vs_n} | {vs_t} |")
 else:
     print("(not measured in this sitting: the dlarray Python module was not installed)")
 print()

@@ -15,6 +15,9 @@ memory bandwidth drifts from minute to minute (a shared VM) moves all three alik
 each batch the script sleeps 20 ms, so the previous library's workers (torch's OpenMP threads
 spin after each op) are asleep and do not compete for the cores, then runs one untimed batch
 (waking a pool after idle takes torch milliseconds on a VM).
+The 1024x1024 float32 matmul too (`matmul_f32_1024`, size `1024`). `--runs N` repeats these
+rounds N times (default 1): `same_memory/...` holds the median of the runs' medians and
+`same_memory_runs/...` each run's, in order.
 Keys `same_memory/group/peer/size`."""
 import json
 import os
@@ -79,11 +82,9 @@ SAME_MEMORY_SIZES = [("1M", 1 << 20), ("4M", 1 << 22), ("16M", 1 << 24), ("64M",
 
 
 def same_memory(out):
-    try:
-        import dlarray
-    except ImportError:
-        print("dlarray module not installed: no same-memory rounds", file=sys.stderr)
-        return
+    """One run of the same-memory rounds: {"group/peer/size": median seconds}."""
+    import dlarray
+
     for label, n in SAME_MEMORY_SIZES:
         a = ((np.arange(n) % 1000) * 0.5).astype(np.float32)
         b = a.copy()
@@ -102,7 +103,30 @@ def same_memory(out):
                                "dlarray": lambda dx=dx: dlarray.exp(dx)}
         for group, fs in work.items():
             for peer, s in interleaved_medians(fs).items():
-                out[f"same_memory/{group}/{peer}/{label}"] = s
+                out[f"{group}/{peer}/{label}"] = s
+    m = ((np.arange(1024 * 1024) % 17) * 0.1).astype(np.float32).reshape(1024, 1024)
+    tm, dm = torch.from_numpy(m), dlarray.from_dlpack(m)
+    fs = {"numpy": lambda: m @ m, "torch": lambda: tm @ tm, "dlarray": lambda: dm @ dm}
+    for peer, s in interleaved_medians(fs).items():
+        out[f"matmul_f32_1024/{peer}/1024"] = s
+
+
+def same_memory_runs(out, runs):
+    try:
+        import dlarray  # noqa: F401
+    except ImportError:
+        print("dlarray module not installed: no same-memory rounds", file=sys.stderr)
+        return
+    each = []
+    for i in range(runs):
+        one = {}
+        same_memory(one)
+        each.append(one)
+        print(f"same-memory run {i + 1} of {runs}: done", file=sys.stderr)
+    for key in each[0]:
+        values = [run[key] for run in each]
+        out[f"same_memory/{key}"] = sorted(values)[len(values) // 2]
+        out[f"same_memory_runs/{key}"] = values
 
 
 def main():
@@ -136,9 +160,11 @@ def main():
     te = torch.from_numpy(e)
     out["add_f32_8_overhead/numpy"] = median_s(lambda: e + e)
     out["add_f32_8_overhead/torch"] = median_s(lambda: te + te)
-    same_memory(out)
+    runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 1
+    same_memory_runs(out, runs)
     for k, v in out.items():
-        print(f"{k:32} {v * 1e6:12.3f} us")
+        if not k.startswith("same_memory_runs/"):
+            print(f"{k:32} {v * 1e6:12.3f} us")
     if "--json" in sys.argv:
         with open(sys.argv[sys.argv.index("--json") + 1], "w") as f:
             json.dump(out, f, indent=1)
