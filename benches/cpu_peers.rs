@@ -13,26 +13,15 @@
 //! NumPy and PyTorch on the same work: `python/bench/numeric_peers.py`, in the same minutes
 //! (`scripts/bench-peers.sh` runs both).
 
+mod common;
+
 use candle_core::{Device as CDevice, Tensor};
+use common::{SIZES, data};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use dlarray::{Array, Axes};
 use ndarray::Array1;
 use std::hint::black_box;
 use std::time::Duration;
-
-const SIZES: [(&str, usize); 7] = [
-    ("1K", 1 << 10),
-    ("16K", 1 << 14),
-    ("256K", 1 << 18),
-    ("1M", 1 << 20),
-    ("4M", 1 << 22),
-    ("16M", 1 << 24),
-    ("64M", 1 << 26),
-];
-
-fn data(n: usize) -> Vec<f32> {
-    (0..n).map(|i| (i % 1000) as f32 * 0.5).collect()
-}
 
 fn add(c: &mut Criterion) {
     let mut g = c.benchmark_group("add_f32");

@@ -18,29 +18,18 @@
 //! median seconds per call, keyed `group/peer/size` (`scripts/benchmarks.sh` runs three
 //! processes).
 
+mod common;
+
 use candle_core::{Device as CDevice, Tensor};
+use common::{SIZES, data};
 use dlarray::{Array, Axes};
 use ndarray::Array1;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-const SIZES: [(&str, usize); 7] = [
-    ("1K", 1 << 10),
-    ("16K", 1 << 14),
-    ("256K", 1 << 18),
-    ("1M", 1 << 20),
-    ("4M", 1 << 22),
-    ("16M", 1 << 24),
-    ("64M", 1 << 26),
-];
-
 /// A library's work in a round: its name and one call.
 type Turn<'a> = (&'static str, Box<dyn FnMut() + 'a>);
-
-fn data(n: usize) -> Vec<f32> {
-    (0..n).map(|i| (i % 1000) as f32 * 0.5).collect()
-}
 
 /// Seconds per call of `reps` calls.
 fn batch(f: &mut dyn FnMut(), reps: usize) -> f64 {

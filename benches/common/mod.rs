@@ -1,0 +1,18 @@
+//! What the CPU peer benchmarks (`cpu_peers`, `peers_in_turns`) share: the sizes, from
+//! where per-op costs dominate to where memory bandwidth does, and the data.
+
+/// Element counts, with criterion's labels.
+pub const SIZES: [(&str, usize); 7] = [
+    ("1K", 1 << 10),
+    ("16K", 1 << 14),
+    ("256K", 1 << 18),
+    ("1M", 1 << 20),
+    ("4M", 1 << 22),
+    ("16M", 1 << 24),
+    ("64M", 1 << 26),
+];
+
+/// `n` float32s in [0, 500).
+pub fn data(n: usize) -> Vec<f32> {
+    (0..n).map(|i| (i % 1000) as f32 * 0.5).collect()
+}
