@@ -3,7 +3,7 @@
 //! Freshly `malloc`ed pages fault on first touch; for the large temporaries of array code that
 //! halves throughput (ndarray's `&a + &b` pays it on every call). Like PyTorch's caching
 //! allocator, each device keeps released blocks by size class and hands them out again;
-//! blocks of at most 4 KiB go to caches all host pools share instead (see `small`).
+//! blocks of at most 64 KiB go to caches all host pools share instead (see `small`).
 //!
 //! Large blocks are 2 MiB aligned and, on Linux, asked to be backed by transparent huge pages
 //! (as NumPy does from 4 MiB): a streaming kernel over 4 KiB pages walks the page tables every
@@ -301,6 +301,9 @@ impl HostPool {
 /// An op on a few elements frees its inputs' temporaries and allocates its result on the
 /// same thread, and a pool's lock (two uncontended round trips, ~28 ns here) was a sixth of
 /// an 8-element add: the thread's own `SLOTS` blocks (64 KiB at most) serve it without one.
+/// Blocks of 4 KiB to 64 KiB (the results of ops one thread runs alone) have `MEDIUM_SLOTS`
+/// of their own, so a loop of them keeps the small ones' slots: the pool's lock, its map
+/// and its reference count took ~55 ns of a 2K-element f32 add (255 ns, 198 ns without).
 /// Blocks freed on other threads, or more than a thread keeps, wait in the shared cache (at
 /// most `SHARED_BYTES`, outside every pool's `max_cached`). A thread's blocks are freed when
 /// it exits; the shared cache's when the process does.
@@ -311,10 +314,14 @@ mod small {
     use std::ptr::NonNull;
     use std::sync::{LazyLock, Mutex};
 
-    /// Largest class kept here: 4 KiB, and one shifted by up to a cache line (a 1K-element
-    /// f32 result matched to its inputs' misalignment).
-    const MAX_CLASS: usize = 4096 + HOST_ALIGN;
+    /// Largest class the thread's `SLOTS` keep: 4 KiB, and one shifted by up to a cache line
+    /// (a 1K-element f32 result matched to its inputs' misalignment).
+    const SMALL_CLASS: usize = 4096 + HOST_ALIGN;
+    /// Largest class kept here, by the thread's `MEDIUM_SLOTS` past `SMALL_CLASS`.
+    const MAX_CLASS: usize = super::SMALL_BLOCK;
     const SLOTS: usize = 16;
+    /// At most 256 KiB a thread.
+    const MEDIUM_SLOTS: usize = 4;
     const SHARED_BYTES: usize = 4 << 20;
     const _: () = assert!(MAX_CLASS <= super::SMALL_BLOCK && MAX_CLASS.is_multiple_of(HOST_ALIGN));
 
@@ -326,6 +333,8 @@ mod small {
     thread_local! {
         static BLOCKS: RefCell<ThreadBlocks<usize, SLOTS>> =
             const { RefCell::new(ThreadBlocks::new(free_block)) };
+        static MEDIUM: RefCell<ThreadBlocks<usize, MEDIUM_SLOTS>> =
+            const { RefCell::new(ThreadBlocks::new(free_block)) };
     }
 
     static SHARED: LazyLock<Mutex<Cache>> = LazyLock::new(Mutex::default);
@@ -333,20 +342,28 @@ mod small {
     /// A block of `class` (at most `MAX_CLASS`) from this thread's cache, if one waits there.
     #[inline]
     pub(super) fn take_mine(class: usize) -> Option<NonNull<u8>> {
-        thread_blocks::take(&BLOCKS, class)
+        if class <= SMALL_CLASS {
+            thread_blocks::take(&BLOCKS, class)
+        } else {
+            thread_blocks::take(&MEDIUM, class)
+        }
     }
 
     /// A cached block of `class` (at most `MAX_CLASS`), if one waits.
     pub(super) fn take(class: usize) -> Option<NonNull<u8>> {
         // During the thread's teardown its cache is gone and the shared one serves.
-        let mine = thread_blocks::take(&BLOCKS, class);
+        let mine = take_mine(class);
         mine.or_else(|| SHARED.lock().unwrap_or_else(|e| e.into_inner()).take(class))
     }
 
     /// Keeps `ptr` (a block of `class`, at most `MAX_CLASS`), or frees it when the caches are
     /// full.
     pub(super) fn put(ptr: NonNull<u8>, class: usize) {
-        let kept = thread_blocks::put(&BLOCKS, ptr, class);
+        let kept = if class <= SMALL_CLASS {
+            thread_blocks::put(&BLOCKS, ptr, class)
+        } else {
+            thread_blocks::put(&MEDIUM, ptr, class)
+        };
         if !kept {
             Cache::keep_or_free(&SHARED, SHARED_BYTES, ptr, class);
         }

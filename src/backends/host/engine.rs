@@ -474,11 +474,71 @@ pub(crate) fn map1_in<L: super::simd::Lanes, T: Element, U: Element>(
 }
 
 /// The most traffic (operands read plus output written) of a contiguous run that `map2` runs
-/// in 64-byte vectors: all of it fits in L1 (48 KiB here), where halving the loads and stores
-/// is what counts. A 1K-element f32 add took 45-55 ns in AVX2 against 30-37 ns so, 4K
-/// elements 185-265 ns against 122-147; at 16K, from L2, the wider loop gained nothing and
-/// lost ~15 % on operands 16 bytes off a 64-byte line.
-const L1_RUN_BYTES: usize = 48 << 10;
+/// in 64-byte vectors ([`overlapped2`]): the runs one thread takes alone (below
+/// `mid_min_bytes`). In L1 (48 KiB on the Intel guest, 32 KiB on the AMD one), halving the
+/// loads and stores is what counts: a 1K-element f32 add took 45-55 ns in AVX2 against 30-37
+/// ns so. Past L1, where the operands come from L2, what counts is the direction the run
+/// takes ([`Direction`]).
+const L1_RUN_BYTES: usize = 128 << 10;
+
+/// Which way [`overlapped2`] walks its aligned middle.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Direction {
+    Forward,
+    Backward,
+}
+
+impl Direction {
+    /// The direction of this thread's next run past L1: the other one than its last's.
+    ///
+    /// Why: an op whose operands and output (say 36 KiB) just exceed L1 (32 KiB), walked in
+    /// the same direction as the op before it over the same memory, finds each line evicted
+    /// just before it needs it: the least recently used line is always the next one (a
+    /// least-recently-used cache under a cyclic walk larger than itself misses every time).
+    /// Walked the other way, it starts where the previous walk ended, on what L1 still
+    /// holds. On the AMD EPYC guest (Zen 4, 32 KiB L1d), a bare AVX-512 loop of 3K-element
+    /// f32 adds over the same operands took 196-204 ns alternating against 317-364 ns forward
+    /// each time, 4K elements 337-348 against 446-481, 8K 771-775 against 891-910; through
+    /// the runtime, 3K-element adds took 283-293 ns against 432-471 before (ndarray's:
+    /// 324-337 ns). In L1 both directions take the same time. It holds for
+    /// any chain of elementwise ops over data of this size (an update `x = x + dx` in a loop,
+    /// `(a + b) * c`): each starts on the lines the previous one touched last.
+    /// Elementwise results do not depend on the order they are computed in.
+    #[inline(always)]
+    fn next() -> Direction {
+        thread_local! {
+            static LAST_BACKWARD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        }
+        LAST_BACKWARD
+            .try_with(|b| {
+                let backward = !b.get();
+                b.set(backward);
+                if backward {
+                    Direction::Backward
+                } else {
+                    Direction::Forward
+                }
+            })
+            .unwrap_or(Direction::Forward)
+    }
+
+    /// The direction for a run writing `out` from operands at `xa` and `xb`, whose traffic
+    /// exceeds L1 or not (`past_l1`). Past L1, alternating (see [`next`](Self::next)).
+    /// Within it, forward, but backward where the output starts just ahead of an operand
+    /// (see [`ALIAS_WINDOW`]). Past L1 the alternation wins even so: bare loops of
+    /// 4K-element f32 adds with the output 176 bytes ahead of both operands took 414-421 ns
+    /// alternating against 437-441 ns backward and 551 ns forward each time.
+    #[inline(always)]
+    fn of_run(past_l1: bool, out: usize, xa: usize, xb: usize) -> Direction {
+        if past_l1 {
+            Direction::next()
+        } else if aliases_ahead(out, xa) || aliases_ahead(out, xb) {
+            Direction::Backward
+        } else {
+            Direction::Forward
+        }
+    }
+}
 
 /// `os[i] = f(xa[i], xb[i])` by 64-byte vectors of output: one unaligned vector at the start,
 /// aligned ones from the output's first 64-byte boundary, one unaligned vector ending at the
@@ -486,43 +546,61 @@ const L1_RUN_BYTES: usize = 48 << 10;
 /// with the same value: a peeled scalar head took ~8 ns of a 1K-element add. Sound because
 /// `os` is the kernel's own output, which no operand shares and nothing reads meanwhile.
 #[inline(always)]
-fn overlapped2<T: Copy, U>(os: &mut [MaybeUninit<U>], xa: &[T], xb: &[T], f: &impl Fn(T, T) -> U) {
+fn overlapped2<T: Copy, U>(
+    os: &mut [MaybeUninit<U>],
+    xa: &[T],
+    xb: &[T],
+    past_l1: bool,
+    f: &impl Fn(T, T) -> U,
+) {
     let n = os.len();
     let (xa, xb) = (&xa[..n], &xb[..n]);
-    let size = size_of::<U>().max(1);
-    let w = 64 / size;
-    if w == 0 || n < 2 * w {
+    match 64 / size_of::<U>().max(1) {
+        64 => vectors2::<64, _, _>(os, xa, xb, past_l1, f),
+        32 => vectors2::<32, _, _>(os, xa, xb, past_l1, f),
+        16 => vectors2::<16, _, _>(os, xa, xb, past_l1, f),
+        8 => vectors2::<8, _, _>(os, xa, xb, past_l1, f),
+        4 => vectors2::<4, _, _>(os, xa, xb, past_l1, f),
+        _ => zip2(os, xa, xb, f),
+    }
+}
+
+/// [`overlapped2`] for `W` elements to 64 bytes of output (`xa` and `xb` as long as `os`).
+#[inline(always)]
+fn vectors2<const W: usize, T: Copy, U>(
+    os: &mut [MaybeUninit<U>],
+    xa: &[T],
+    xb: &[T],
+    past_l1: bool,
+    f: &impl Fn(T, T) -> U,
+) {
+    let n = os.len();
+    if n < 2 * W {
         return zip2(os, xa, xb, f);
     }
-    let head = (64 - os.as_ptr() as usize % 64) % 64 / size;
-    let end = n - (n - head) % w;
-    let last = n - w;
-    match w {
-        64 => vectors2::<64, _, _>(os, xa, xb, last, f),
-        32 => vectors2::<32, _, _>(os, xa, xb, last, f),
-        16 => vectors2::<16, _, _>(os, xa, xb, last, f),
-        8 => vectors2::<8, _, _>(os, xa, xb, last, f),
-        4 => vectors2::<4, _, _>(os, xa, xb, last, f),
-        _ => {
-            zip2(&mut os[..w], xa, xb, f);
-            zip2(&mut os[last..], &xa[last..], &xb[last..], f);
-        }
-    }
+    let head = (64 - os.as_ptr() as usize % 64) % 64 / size_of::<U>().max(1);
+    let end = n - (n - head) % W;
+    let last = n - W;
     let (po, pa, pb) = (
         os.as_ptr() as usize,
         xa.as_ptr() as usize,
         xb.as_ptr() as usize,
     );
-    if !backward_pays(po, pa) && !backward_pays(po, pb) {
-        return zip2(&mut os[head..end], &xa[head..end], &xb[head..end], f);
-    }
-    match w {
-        64 => backward2::<64, _, _>(os, xa, xb, head..end, f),
-        32 => backward2::<32, _, _>(os, xa, xb, head..end, f),
-        16 => backward2::<16, _, _>(os, xa, xb, head..end, f),
-        8 => backward2::<8, _, _>(os, xa, xb, head..end, f),
-        4 => backward2::<4, _, _>(os, xa, xb, head..end, f),
-        _ => zip2(&mut os[head..end], &xa[head..end], &xb[head..end], f),
+    match Direction::of_run(past_l1, po, pa, pb) {
+        Direction::Forward => {
+            vector2::<W, _, _>(os, xa, xb, 0, f);
+            zip2(&mut os[head..end], &xa[head..end], &xb[head..end], f);
+            vector2::<W, _, _>(os, xa, xb, last, f);
+        }
+        Direction::Backward => {
+            vector2::<W, _, _>(os, xa, xb, last, f);
+            let mut hi = end;
+            while hi >= head + W {
+                hi -= W;
+                vector2::<W, _, _>(os, xa, xb, hi, f);
+            }
+            vector2::<W, _, _>(os, xa, xb, 0, f);
+        }
     }
 }
 
@@ -534,40 +612,16 @@ fn overlapped2<T: Copy, U>(os: &mut [MaybeUninit<U>], xa: &[T], xb: &[T], f: &im
 /// dependence predictor), a 1K-element f32 add took 211-247 ns with the output 64 to 192
 /// bytes ahead of its first operand, 154-177 ns at 256 and 320, against 118-121 ns at the
 /// other offsets; run backward, 115-118 ns in every process (the first operand's place in
-/// its page scanned by 64 bytes, the output a block from the thread's cache).
+/// its page scanned by 64 bytes, the output a block from the thread's cache). A backward
+/// loop waits alike where the output runs as far behind.
 const ALIAS_WINDOW: usize = 384;
 
-/// Whether the loop writing `out` from an operand at `x` should run backward: the output
-/// starts within [`ALIAS_WINDOW`] bytes ahead of it modulo 4 KiB (a backward loop waits
-/// where the output is as far behind instead).
+/// Whether `out` starts within [`ALIAS_WINDOW`] bytes ahead of `x`, modulo 4 KiB: where a
+/// forward loop writing `out` from `x` waits on 4K aliasing.
 #[inline(always)]
-fn backward_pays(out: usize, x: usize) -> bool {
+fn aliases_ahead(out: usize, x: usize) -> bool {
     let ahead = out.wrapping_sub(x) % 4096;
     ahead != 0 && ahead <= ALIAS_WINDOW
-}
-
-/// [`zip2`] over `range` (a whole number of `W`-element vectors), from its last vector to
-/// its first, each read into arrays first (see [`vectors2`]).
-#[inline(always)]
-fn backward2<const W: usize, T: Copy, U>(
-    os: &mut [MaybeUninit<U>],
-    xa: &[T],
-    xb: &[T],
-    range: Range<usize>,
-    f: &impl Fn(T, T) -> U,
-) {
-    let mut hi = range.end;
-    while hi >= range.start + W {
-        let lo = hi - W;
-        let (ca, cb) = (&xa[lo..hi], &xb[lo..hi]);
-        let pa: [T; W] = std::array::from_fn(|j| ca[j]);
-        let pb: [T; W] = std::array::from_fn(|j| cb[j]);
-        let r: [U; W] = std::array::from_fn(|j| f(pa[j], pb[j]));
-        for (o, v) in os[lo..hi].iter_mut().zip(r) {
-            o.write(v);
-        }
-        hi = lo;
-    }
 }
 
 /// `os[i] = f(xa[i], xb[i])` over the shortest of the three.
@@ -578,24 +632,23 @@ fn zip2<T: Copy, U>(os: &mut [MaybeUninit<U>], xa: &[T], xb: &[T], f: &impl Fn(T
     }
 }
 
-/// [`zip2`] over the first `W` elements and over the `W` from `last`, each read into arrays
-/// of its own first: written straight from the slices, the compiler could not rule out that
-/// a store overwrites a later load, and unrolled the elements one by one.
+/// `os[i] = f(xa[i], xb[i])` for the `W` elements from `lo`, read into arrays first: written
+/// straight from the slices, the compiler could not rule out that a store overwrites a later
+/// load, and unrolled the elements one by one.
 #[inline(always)]
-fn vectors2<const W: usize, T: Copy, U>(
+fn vector2<const W: usize, T: Copy, U>(
     os: &mut [MaybeUninit<U>],
     xa: &[T],
     xb: &[T],
-    last: usize,
+    lo: usize,
     f: &impl Fn(T, T) -> U,
 ) {
-    for lo in [0, last] {
-        let pa: [T; W] = std::array::from_fn(|j| xa[lo + j]);
-        let pb: [T; W] = std::array::from_fn(|j| xb[lo + j]);
-        let r: [U; W] = std::array::from_fn(|j| f(pa[j], pb[j]));
-        for (o, v) in os[lo..lo + W].iter_mut().zip(r) {
-            o.write(v);
-        }
+    let (ca, cb) = (&xa[lo..lo + W], &xb[lo..lo + W]);
+    let pa: [T; W] = std::array::from_fn(|j| ca[j]);
+    let pb: [T; W] = std::array::from_fn(|j| cb[j]);
+    let r: [U; W] = std::array::from_fn(|j| f(pa[j], pb[j]));
+    for (o, v) in os[lo..lo + W].iter_mut().zip(r) {
+        o.write(v);
     }
 }
 
@@ -619,7 +672,9 @@ pub(crate) fn map2<T: Element, U: Element>(
             }
             return;
         }
-        let wide_run = n.saturating_mul(bytes) <= L1_RUN_BYTES;
+        let traffic = n.saturating_mul(bytes);
+        let wide_run = traffic <= L1_RUN_BYTES;
+        let past_l1 = traffic > dev.l1d_bytes();
         par_ranges(dev, n, bytes, |r| {
             // SAFETY: `out` holds n elements; ranges are disjoint.
             let os = unsafe { out_slice(o, &r) };
@@ -629,7 +684,7 @@ pub(crate) fn map2<T: Element, U: Element>(
             if wide_run
                 && super::simd::avx512_only(
                     #[inline(always)]
-                    || overlapped2(os, xa, xb, &f),
+                    || overlapped2(os, xa, xb, past_l1, &f),
                 )
                 .is_some()
             {
@@ -720,8 +775,8 @@ pub(crate) fn par_memcpy(dev: &HostDevice, src: *const u8, dst: *mut u8, len: us
 #[cfg(test)]
 mod tests {
     use super::{
-        ALIAS_WINDOW, JobPtr, SMALL_RUN, Shared, VECTOR_ALIGN, aligned_head, backward_pays,
-        matching_shift, mid_min_bytes, overlapped2,
+        ALIAS_WINDOW, Direction, JobPtr, SMALL_RUN, Shared, VECTOR_ALIGN, aliases_ahead,
+        aligned_head, matching_shift, mid_min_bytes, overlapped2,
     };
     use super::{mid_max_bytes, par_min_bytes, split};
     use crate::backends::host::HostBackend;
@@ -844,7 +899,10 @@ mod tests {
             for n in 0..200 {
                 let xa: Vec<T> = (0..n).map(&make).collect();
                 let xb: Vec<T> = (0..n).map(|i| make(3 * i + 1)).collect();
-                for skip in 0..64 / size {
+                // Within L1, then past it twice: one forward walk and one backward.
+                for (skip, past_l1) in
+                    (0..64 / size).flat_map(|s| [(s, false), (s, true), (s, true)])
+                {
                     // Room for the output to start anywhere in a line.
                     // Filled with a pattern no check value has: an element left unwritten
                     // reads as that pattern and fails the comparison.
@@ -854,12 +912,12 @@ mod tests {
                     let base = room.as_ptr() as usize % 64 / size;
                     let lo = (skip + 64 / size - base) % (64 / size);
                     let os = &mut room[lo..lo + n];
-                    overlapped2(os, &xa, &xb, &f);
+                    overlapped2(os, &xa, &xb, past_l1, &f);
                     for i in 0..n {
                         // SAFETY: every byte is initialised (the pattern or a value), and every
                         // type checked here takes any bytes.
                         let got = unsafe { os[i].assume_init() };
-                        assert_eq!(got, f(xa[i], xb[i]), "n {n} skip {skip} i {i}");
+                        assert_eq!(got, f(xa[i], xb[i]), "n {n} skip {skip} {past_l1} i {i}");
                     }
                 }
             }
@@ -874,21 +932,43 @@ mod tests {
         );
     }
 
+    /// Past L1 each run of a thread walks the other way than its last, whatever the
+    /// addresses; within L1, backward only where the output starts just ahead of an operand.
+    #[test]
+    fn runs_past_l1_alternate_and_runs_within_it_dodge_4k_aliasing() {
+        use Direction::{Backward, Forward};
+        let first = Direction::of_run(true, 0x1040, 0x1000, 0x5000);
+        let second = Direction::of_run(true, 0x9000, 0x1000, 0x5000);
+        assert_ne!(first, second, "past L1: the other way than the last run");
+        assert_eq!(Direction::of_run(true, 0x1040, 0x1000, 0x5000), first);
+        assert_eq!(Direction::of_run(false, 0x9000, 0x1000, 0x5000), Forward);
+        assert_eq!(Direction::of_run(false, 0x1040, 0x1000, 0x5000), Backward);
+        assert_eq!(
+            Direction::of_run(false, 0x1040, 0x7f00, 0x5040 - 64),
+            Backward
+        );
+        assert_eq!(
+            Direction::of_run(false, 0x1000, 0x1040, 0x5000),
+            Forward,
+            "behind the operand: forward is right"
+        );
+    }
+
     /// An output a few vectors ahead of an operand (mod 4 KiB) runs the aligned middle
     /// backward, and writes what the plain loop writes, at every distance around the window.
     #[test]
     fn outputs_just_ahead_of_an_operand_run_backward_to_the_same_values() {
         assert!(
-            !backward_pays(0x1000, 0x1000),
+            !aliases_ahead(0x1000, 0x1000),
             "the same place: no older store aliases"
         );
-        assert!(backward_pays(0x2040, 0x1000) && backward_pays(0x1000 + ALIAS_WINDOW, 0));
+        assert!(aliases_ahead(0x2040, 0x1000) && aliases_ahead(0x1000 + ALIAS_WINDOW, 0));
         assert!(
-            !backward_pays(0x1000 + ALIAS_WINDOW + 64, 0),
+            !aliases_ahead(0x1000 + ALIAS_WINDOW + 64, 0),
             "beyond the window"
         );
         assert!(
-            !backward_pays(0x1000, 0x1040),
+            !aliases_ahead(0x1000, 0x1040),
             "behind the operand: forward is right"
         );
         fn check<T: Copy + PartialEq + std::fmt::Debug>(
@@ -913,7 +993,7 @@ mod tests {
                     let xa = &page[skip..skip + n];
                     assert_eq!(out.wrapping_sub(xa.as_ptr() as usize) % 4096, ahead % 4096);
                     let xb: Vec<T> = (0..n).map(|i| make(3 * i + 1)).collect();
-                    overlapped2(os, xa, &xb, &f);
+                    overlapped2(os, xa, &xb, false, &f);
                     for i in 0..n {
                         // SAFETY: every element was written (or holds the pattern).
                         let got = unsafe { os[i].assume_init() };

@@ -18,6 +18,7 @@ mod foreign;
 #[cfg(target_arch = "x86_64")]
 mod gemm_avx2;
 mod helpers;
+mod l1d;
 #[cfg(target_arch = "x86_64")]
 mod lanes;
 mod log_f64;
@@ -84,6 +85,8 @@ pub(crate) struct HostDevice {
     /// Whether mid-size ops pay for the helpers here (see `mid_band`).
     mid_band: mid_band::MidBand,
     memory: Vec<(MemoryKind, Arc<HostPool>)>,
+    /// Bytes of a core's L1 data cache (see `engine::Direction`).
+    l1d: usize,
 }
 
 impl HostDevice {
@@ -175,6 +178,12 @@ impl HostDevice {
     /// CPUs than the caller's first) and returns at once, with how many were queued.
     pub(crate) fn help(&self, n: usize, make: &mut dyn FnMut() -> helpers::Job) -> usize {
         self.helpers.post(n, make)
+    }
+
+    /// Bytes of a core's L1 data cache.
+    #[inline(always)]
+    pub(crate) fn l1d_bytes(&self) -> usize {
+        self.l1d
     }
 
     pub(crate) fn mid_band(&self) -> &mid_band::MidBand {
@@ -283,6 +292,7 @@ impl HostBackend {
                 helpers,
                 mid_band: Default::default(),
                 memory,
+                l1d: l1d::l1d_bytes(),
             });
         }
         Ok(HostBackend { config, devices })
