@@ -14,9 +14,10 @@
 //! and the untimed batch brings its own data back into the caches, as back-to-back calls
 //! would have it.
 //!
-//! `cargo bench --bench peers_in_turns -- --json FILE [--rounds N]`: one JSON object of
-//! median seconds per call, keyed `group/peer/size` (`scripts/benchmarks.sh` runs three
-//! processes).
+//! `cargo bench --bench peers_in_turns -- --json FILE [--rounds N] [--sizes 1K,4K]`: one
+//! JSON object of median seconds per call, keyed `group/peer/size` (`scripts/benchmarks.sh`
+//! runs three processes). `--sizes` keeps the add and sum of the sizes listed (labels of
+//! `common::SIZES`) and skips the rest, matmul and the 8-element add included.
 
 mod common;
 
@@ -83,8 +84,11 @@ fn arg(name: &str) -> Option<String> {
     args.get(i + 1).cloned()
 }
 
-fn add_and_sum(out: &mut BTreeMap<String, f64>) {
+fn add_and_sum(out: &mut BTreeMap<String, f64>, only: Option<&[String]>) {
     for (label, n) in SIZES {
+        if only.is_some_and(|o| !o.iter().any(|s| s == label)) {
+            continue;
+        }
         let x = data(n);
         let (da, db) = (
             Array::from_vec(x.clone(), &[n]).unwrap(),
@@ -177,8 +181,19 @@ fn matmul_and_tiny(out: &mut BTreeMap<String, f64>) {
 fn main() {
     // `cargo bench` passes `--bench`; a filter or other flags are not ours to refuse.
     let mut out = BTreeMap::new();
-    add_and_sum(&mut out);
-    matmul_and_tiny(&mut out);
+    let only: Option<Vec<String>> =
+        arg("--sizes").map(|s| s.split(',').map(|l| l.trim().to_string()).collect());
+    if let Some(o) = &only
+        && let Some(bad) = o.iter().find(|l| !SIZES.iter().any(|(s, _)| s == l))
+    {
+        let known: Vec<&str> = SIZES.iter().map(|(s, _)| *s).collect();
+        eprintln!("unknown size `{bad}`; known: {}", known.join(", "));
+        std::process::exit(2);
+    }
+    add_and_sum(&mut out, only.as_deref());
+    if only.is_none() {
+        matmul_and_tiny(&mut out);
+    }
     let json = serde_json::to_string_pretty(&out).expect("a map of numbers serialises");
     match arg("--json") {
         Some(path) => std::fs::write(&path, json).unwrap_or_else(|e| panic!("{path}: {e}")),
