@@ -432,14 +432,20 @@ pub(crate) fn map1_in<L: super::simd::Lanes, T: Element, U: Element>(
             }
             return;
         }
+        let traffic = n.saturating_mul(bytes);
+        let turns = traffic > dev.l1d_bytes() && traffic <= L1_RUN_BYTES;
         par_ranges(dev, n, bytes, |r| {
             // SAFETY: `out` holds n elements; ranges are disjoint.
             let os = unsafe { out_slice(o, &r) };
             let xs = &xs[r];
             let head = aligned_head(os.as_ptr(), os.len());
+            let backward = turns && Direction::next() == Direction::Backward;
             L::run(
                 #[inline(always)]
                 || {
+                    if backward {
+                        return map1_blocks_backward(os, xs, head, &f);
+                    }
                     // One loop over two spans (the unaligned head, then the rest), so it is
                     // compiled once.
                     for (lo, hi) in [(0, head), (head, os.len())] {
@@ -473,12 +479,41 @@ pub(crate) fn map1_in<L: super::simd::Lanes, T: Element, U: Element>(
     });
 }
 
+/// Bytes of output [`map1_blocks_backward`] writes forward at a time.
+const BACKWARD_BLOCK_BYTES: usize = 1024;
+
+/// `os[i] = f(xs[i])` from the end: blocks of `BACKWARD_BLOCK_BYTES` from the last to the
+/// first, each walked forward (so its loop vectorises as the forward one does), and the
+/// unaligned `head` elements last. Backward at the granularity of the cache, for
+/// [`Direction`]'s alternation: a unary negation of 8K f32 elements took 726-739 ns forward
+/// each time, against ndarray's 621-635.
+#[inline(always)]
+fn map1_blocks_backward<T: Copy, U>(
+    os: &mut [MaybeUninit<U>],
+    xs: &[T],
+    head: usize,
+    f: &impl Fn(T) -> U,
+) {
+    let block = (BACKWARD_BLOCK_BYTES / size_of::<U>().max(1)).max(1);
+    let mut hi = os.len();
+    while hi > head {
+        let lo = hi - (hi - head - 1) % block - 1;
+        for (o, &v) in os[lo..hi].iter_mut().zip(&xs[lo..hi]) {
+            o.write(f(v));
+        }
+        hi = lo;
+    }
+    for (o, &v) in os[..head].iter_mut().zip(&xs[..head]) {
+        o.write(f(v));
+    }
+}
+
 /// The most traffic (operands read plus output written) of a contiguous run that `map2` runs
 /// in 64-byte vectors ([`overlapped2`]): the runs one thread takes alone (below
 /// `mid_min_bytes`). In L1 (48 KiB on the Intel guest, 32 KiB on the AMD one), halving the
 /// loads and stores is what counts: a 1K-element f32 add took 45-55 ns in AVX2 against 30-37
 /// ns so. Past L1, where the operands come from L2, what counts is the direction the run
-/// takes ([`Direction`]).
+/// takes ([`Direction`]); `map1`'s runs alternate in the same band.
 const L1_RUN_BYTES: usize = 128 << 10;
 
 /// Which way [`overlapped2`] walks its aligned middle.
@@ -775,10 +810,10 @@ pub(crate) fn par_memcpy(dev: &HostDevice, src: *const u8, dst: *mut u8, len: us
 #[cfg(test)]
 mod tests {
     use super::{
-        ALIAS_WINDOW, Direction, JobPtr, SMALL_RUN, Shared, VECTOR_ALIGN, aliases_ahead,
-        aligned_head, matching_shift, mid_min_bytes, overlapped2,
+        ALIAS_WINDOW, BACKWARD_BLOCK_BYTES, Direction, JobPtr, SMALL_RUN, Shared, VECTOR_ALIGN,
+        aliases_ahead, aligned_head, matching_shift, mid_min_bytes, overlapped2,
     };
-    use super::{mid_max_bytes, par_min_bytes, split};
+    use super::{map1_blocks_backward, mid_max_bytes, par_min_bytes, split};
     use crate::backends::host::HostBackend;
     use std::mem::MaybeUninit;
     use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
@@ -930,6 +965,41 @@ mod tests {
             |i| num_complex::Complex64::new(i as f64, 1.0),
             |a: num_complex::Complex64, b| a * b,
         );
+    }
+
+    /// The unary loop run backward by blocks writes every element once, the head included,
+    /// for lengths around the block and head sizes of each width.
+    #[test]
+    fn unary_blocks_backward_write_what_the_forward_loop_writes() {
+        fn check<U: Copy + PartialEq + std::fmt::Debug>(f: impl Fn(u32) -> U) {
+            let block = BACKWARD_BLOCK_BYTES / size_of::<U>();
+            for n in [0, 1, 7, block - 1, block, block + 1, 3 * block + 5] {
+                for head in [0, 1, 7].into_iter().filter(|&h| h <= n) {
+                    let xs: Vec<u32> = (0..n as u32).map(|i| i * 7 + 1).collect();
+                    let mut os = vec![MaybeUninit::<U>::uninit(); n];
+                    let mut calls = vec![0u32; n];
+                    let counted = |v: u32| {
+                        // Each element's index is recoverable from its value: count the calls.
+                        calls[(v as usize - 1) / 7] += 1;
+                        f(v)
+                    };
+                    let counted = std::cell::RefCell::new(counted);
+                    map1_blocks_backward(&mut os, &xs, head, &|v| (counted.borrow_mut())(v));
+                    drop(counted);
+                    assert!(
+                        calls.iter().all(|&c| c == 1),
+                        "n {n} head {head}: {calls:?}"
+                    );
+                    for (i, o) in os.iter().enumerate() {
+                        // SAFETY: every element was written once (checked above).
+                        assert_eq!(unsafe { o.assume_init() }, f(xs[i]), "n {n} head {head}");
+                    }
+                }
+            }
+        }
+        check(|v| v as f32 * 0.5);
+        check(|v| v as u8);
+        check(|v| f64::from(v) - 3.0);
     }
 
     /// Past L1 each run of a thread walks the other way than its last, whatever the
