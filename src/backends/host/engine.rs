@@ -977,17 +977,15 @@ mod tests {
                 for head in [0, 1, 7].into_iter().filter(|&h| h <= n) {
                     let xs: Vec<u32> = (0..n as u32).map(|i| i * 7 + 1).collect();
                     let mut os = vec![MaybeUninit::<U>::uninit(); n];
-                    let mut calls = vec![0u32; n];
-                    let counted = |v: u32| {
-                        // Each element's index is recoverable from its value: count the calls.
-                        calls[(v as usize - 1) / 7] += 1;
+                    let calls = vec![std::cell::Cell::new(0u32); n];
+                    // Each element's index is recoverable from its value: count the calls.
+                    map1_blocks_backward(&mut os, &xs, head, &|v: u32| {
+                        let c = &calls[(v as usize - 1) / 7];
+                        c.set(c.get() + 1);
                         f(v)
-                    };
-                    let counted = std::cell::RefCell::new(counted);
-                    map1_blocks_backward(&mut os, &xs, head, &|v| (counted.borrow_mut())(v));
-                    drop(counted);
+                    });
                     assert!(
-                        calls.iter().all(|&c| c == 1),
+                        calls.iter().all(|c| c.get() == 1),
                         "n {n} head {head}: {calls:?}"
                     );
                     for (i, o) in os.iter().enumerate() {
