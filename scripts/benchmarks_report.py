@@ -59,7 +59,7 @@ print("`python/bench/numeric_peers.py`, medians. add allocates its result. dlarr
 print("candle read a Rust `Vec` (dlarray keeps it without a copy: 16-byte aligned, 4 KiB pages);")
 print("NumPy and torch read NumPy's memory (huge pages from 4 MiB). The last add and sum column")
 print("reads dlarray's own memory (the host pool: 64-byte aligned, huge pages from 4 MiB).\n")
-sizes = ["1K", "2K", "4K", "8K", "16K", "256K", "1M", "4M", "16M", "64M"]
+sizes = ["1K", "2K", "4K", "8K", "16K", "64K", "256K", "1M", "4M", "16M", "64M"]
 for group, name in (("add_f32", "add f32"), ("sum_f32", "sum f32"), ("exp_f32", "exp f32"),
                     ("exp_f64", "exp f64")):
     print(f"### {name}\n")
