@@ -432,8 +432,7 @@ pub(crate) fn map1_in<L: super::simd::Lanes, T: Element, U: Element>(
             }
             return;
         }
-        let traffic = n.saturating_mul(bytes);
-        let turns = traffic > dev.l1d_bytes() && traffic <= L1_RUN_BYTES;
+        let turns = alternates(dev, n.saturating_mul(bytes));
         par_ranges(dev, n, bytes, |r| {
             // SAFETY: `out` holds n elements; ranges are disjoint.
             let os = unsafe { out_slice(o, &r) };
@@ -515,6 +514,14 @@ fn map1_blocks_backward<T: Copy, U>(
 /// ns so. Past L1, where the operands come from L2, what counts is the direction the run
 /// takes ([`Direction`]); `map1`'s runs alternate in the same band.
 const L1_RUN_BYTES: usize = 128 << 10;
+
+/// Whether a contiguous elementwise op of `traffic` bytes alternates its direction
+/// ([`Direction::next`]): past the core's L1d, in the band one thread runs alone
+/// (`L1_RUN_BYTES`). The one rule `map1` and `map2` share.
+#[inline(always)]
+fn alternates(dev: &HostDevice, traffic: usize) -> bool {
+    traffic > dev.l1d_bytes() && traffic <= L1_RUN_BYTES
+}
 
 /// Which way [`overlapped2`] walks its aligned middle.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -709,7 +716,7 @@ pub(crate) fn map2<T: Element, U: Element>(
         }
         let traffic = n.saturating_mul(bytes);
         let wide_run = traffic <= L1_RUN_BYTES;
-        let past_l1 = traffic > dev.l1d_bytes();
+        let past_l1 = alternates(dev, traffic);
         par_ranges(dev, n, bytes, |r| {
             // SAFETY: `out` holds n elements; ranges are disjoint.
             let os = unsafe { out_slice(o, &r) };
