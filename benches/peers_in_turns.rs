@@ -16,8 +16,9 @@
 //!
 //! `cargo bench --bench peers_in_turns -- --json FILE [--rounds N] [--sizes 1K,4K]`: one
 //! JSON object of median seconds per call, keyed `group/peer/size` (`scripts/benchmarks.sh`
-//! runs three processes). `--sizes` keeps the add and sum of the sizes listed (labels of
-//! `common::SIZES`) and skips the rest, matmul and the 8-element add included.
+//! runs three processes). `--sizes 3K,32K,2M` times the add and sum at those element counts
+//! (a `K` is 1024, an `M` 1024^2) instead of `common::SIZES`, and skips matmul and the
+//! 8-element add: a quick look at one band, or a denser curve than the tables'.
 
 mod common;
 
@@ -78,17 +79,30 @@ fn rounds() -> usize {
     arg("--rounds").and_then(|s| s.parse().ok()).unwrap_or(15)
 }
 
+/// An element count as `--sizes` takes it: digits, then `K` (x 1024) or `M` (x 1024^2) or
+/// nothing; at least one element.
+fn parse_size(label: &str) -> Option<usize> {
+    let (digits, unit) = match label.as_bytes().last()? {
+        b'K' => (&label[..label.len() - 1], 1 << 10),
+        b'M' => (&label[..label.len() - 1], 1 << 20),
+        _ => (label, 1),
+    };
+    digits
+        .parse::<usize>()
+        .ok()?
+        .checked_mul(unit)
+        .filter(|&n| n > 0)
+}
+
 fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
     let i = args.iter().position(|a| a == name)?;
     args.get(i + 1).cloned()
 }
 
-fn add_and_sum(out: &mut BTreeMap<String, f64>, only: Option<&[String]>) {
-    for (label, n) in SIZES {
-        if only.is_some_and(|o| !o.iter().any(|s| s == label)) {
-            continue;
-        }
+fn add_and_sum(out: &mut BTreeMap<String, f64>, sizes: &[(String, usize)]) {
+    for (label, n) in sizes {
+        let (label, n) = (label.as_str(), *n);
         let x = data(n);
         let (da, db) = (
             Array::from_vec(x.clone(), &[n]).unwrap(),
@@ -181,16 +195,23 @@ fn matmul_and_tiny(out: &mut BTreeMap<String, f64>) {
 fn main() {
     // `cargo bench` passes `--bench`; a filter or other flags are not ours to refuse.
     let mut out = BTreeMap::new();
-    let only: Option<Vec<String>> =
-        arg("--sizes").map(|s| s.split(',').map(|l| l.trim().to_string()).collect());
-    if let Some(o) = &only
-        && let Some(bad) = o.iter().find(|l| !SIZES.iter().any(|(s, _)| s == l))
-    {
-        let known: Vec<&str> = SIZES.iter().map(|(s, _)| *s).collect();
-        eprintln!("unknown size `{bad}`; known: {}", known.join(", "));
-        std::process::exit(2);
-    }
-    add_and_sum(&mut out, only.as_deref());
+    let only = arg("--sizes");
+    let sizes: Vec<(String, usize)> = match &only {
+        None => SIZES.iter().map(|&(l, n)| (l.to_string(), n)).collect(),
+        Some(list) => list
+            .split(',')
+            .map(|l| {
+                let l = l.trim();
+                parse_size(l)
+                    .map(|n| (l.to_string(), n))
+                    .unwrap_or_else(|| {
+                        eprintln!("bad size `{l}`: an element count such as 3000, 32K or 2M");
+                        std::process::exit(2);
+                    })
+            })
+            .collect(),
+    };
+    add_and_sum(&mut out, &sizes);
     if only.is_none() {
         matmul_and_tiny(&mut out);
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates docs/benchmarks.md and docs/bench.svg on this machine: `dlarray bench` over every
 # backend, the criterion CPU suite beside ndarray and candle, and NumPy/PyTorch on the same
-# work, in one sitting (~25 minutes on 2 cores). Raw outputs stay in target/benchmarks/.
+# work, in one sitting (~30 minutes on 2 cores). Raw outputs stay in target/benchmarks/.
 #
 #   ./scripts/benchmarks.sh            # everything
 #   BENCH_ARGS="--quick" ./scripts/benchmarks.sh   # a short `dlarray bench` matrix
@@ -26,6 +26,13 @@ cargo bench -q --bench cpu_peers >"$out/criterion.txt" 2>&1
 echo "== dlarray, ndarray and candle in turns: cargo bench --bench peers_in_turns, three processes" >&2
 for i in 1 2 3; do
   cargo bench -q --bench peers_in_turns -- --json "$out/turns$i.json" 2>/dev/null
+done
+echo "== the curve between the tables' sizes: peers_in_turns --sizes (27 sizes), three processes" >&2
+# Powers of two and the midpoints between them, 1K to 64M: where splitting, the pool and the
+# fixed cost start and stop paying, and whether any size between the tables' falls behind.
+curve=1K,1536,2K,3K,4K,6K,8K,12K,16K,24K,32K,48K,64K,96K,128K,192K,256K,384K,512K,768K,1M,2M,4M,8M,16M,32M,64M
+for i in 1 2 3; do
+  cargo bench -q --bench peers_in_turns -- --sizes "$curve" --rounds 11 --json "$out/curve$i.json" 2>/dev/null
 done
 # The release module first: numeric_peers.py also times dlarray beside NumPy and torch.
 (cd python && VIRTUAL_ENV="$PWD/../.venv" PATH="$PWD/../.venv/bin:$PATH" maturin develop -q --profile wheel)

@@ -137,6 +137,61 @@ if turns:
 else:
     print("(not measured in this sitting)")
 print()
+curves = []
+for i in (1, 2, 3):
+    try:
+        curves.append(json.load(open(os.path.join(out, f"curve{i}.json"))))
+    except OSError:
+        pass
+
+
+def elements(label):
+    """An element count from a `--sizes` label: 1536, 3K, 2M."""
+    unit = {"K": 1 << 10, "M": 1 << 20}.get(label[-1], 1)
+    return int(label[:-1] if unit > 1 else label) * unit
+
+
+def best_rust_peer(runs, group, size):
+    """Per run, the faster of ndarray and candle over dlarray, and the least of them."""
+    rs = []
+    for r in runs:
+        peers = [r.get(f"{group}/{p}/{size}") for p in ("ndarray", "candle")]
+        ours = r.get(f"{group}/dlarray/{size}")
+        if ours and all(peers):
+            rs.append(min(peers) / ours)
+    return rs
+
+
+print("### The curve between the tables' sizes, in turns\n")
+print("The tables above jump by 4x past 16K. Here the add and the sum of every power of two from")
+print("1K to 64M, and the midpoint between each two, take turns with ndarray and candle as above")
+print("(`cargo bench --bench peers_in_turns -- --sizes 1K,1536,2K,... --rounds 11`, three")
+print("processes, 11 rounds each). Each cell: the faster peer's time / dlarray's, per process")
+print("(> 1: dlarray faster than both). Below 128 KiB of traffic (an add of ~11K elements, a sum")
+print("of 32K) one thread runs the op; from there to 2 MiB the device learns whether splitting")
+print("pays (`mid_band.rs`); beyond, it splits. Past 1 MiB of traffic (an add of ~85K) the data")
+print("leaves L2, past ~32 MiB (an add of 2M-4M) the L3 shared with the host's other guests.\n")
+if curves:
+    labels = sorted({k.split("/")[2] for r in curves for k in r}, key=elements)
+    print("| size | add f32: dlarray | vs the faster of ndarray and candle | sum f32: dlarray | vs the faster |")
+    print("|---|---|---|---|---|")
+    worst = {}
+    for s_ in labels:
+        cells = []
+        for g in ("add_f32", "sum_f32"):
+            rs = best_rust_peer(curves, g, s_)
+            if rs and min(rs) < worst.get(g, (float("inf"), ""))[0]:
+                worst[g] = (min(rs), s_)
+            cells += [t(median_of(curves, f"{g}/dlarray/{s_}")),
+                      " / ".join(f"{x:.2f}" for x in rs) if rs else "-"]
+        print(f"| {s_} | " + " | ".join(cells) + " |")
+    print()
+    for g, name in (("add_f32", "add"), ("sum_f32", "sum")):
+        if g in worst:
+            print(f"- {name}: lowest cell {worst[g][0]:.2f} (at {worst[g][1]})")
+else:
+    print("(not measured in this sitting)")
+print()
 print("### Same memory, same seconds: dlarray, NumPy and torch taking turns\n")
 print("The tables above set criterion's numbers beside Python's, taken minutes apart, and")
 print("dlarray there reads a `Vec` where the others read NumPy's huge pages. Here all three read")
