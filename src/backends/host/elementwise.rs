@@ -4,6 +4,7 @@
 use super::engine::{
     alloc_out, alloc_out_shared, map1_in, map2, matching_shift, out_ptr, out_slice, par_ranges,
 };
+use super::f32_via_f64 as via;
 use super::math::{
     Arith, ComplexSign, DivMod, Real, RealFloat, Rounding, Shift, Transcendental, dispatch,
     dispatch_arith,
@@ -225,6 +226,24 @@ pub(crate) fn unary(
                 }
                 (UnaryOp::Cos, DType::F32) => {
                     contiguous_map(be, dev, *x, 16, sincosf::cos_f32_into)
+                }
+                // Through the float64 `ln` and `exp` loops (`f32_via_f64`).
+                (UnaryOp::Log1p, DType::F32) => {
+                    contiguous_map(be, dev, *x, 16, via::log1p_f32_into)
+                }
+                (UnaryOp::Expm1, DType::F32) => {
+                    contiguous_map(be, dev, *x, 16, via::expm1_f32_into)
+                }
+                (UnaryOp::Sinh, DType::F32) => contiguous_map(be, dev, *x, 16, via::sinh_f32_into),
+                (UnaryOp::Cosh, DType::F32) => contiguous_map(be, dev, *x, 16, via::cosh_f32_into),
+                (UnaryOp::Asinh, DType::F32) => {
+                    contiguous_map(be, dev, *x, 16, via::asinh_f32_into)
+                }
+                (UnaryOp::Acosh, DType::F32) => {
+                    contiguous_map(be, dev, *x, 16, via::acosh_f32_into)
+                }
+                (UnaryOp::Atanh, DType::F32) => {
+                    contiguous_map(be, dev, *x, 16, via::atanh_f32_into)
                 }
                 _ => None,
             };

@@ -1,6 +1,7 @@
 //! Per-element arithmetic for every dtype, as traits the kernels are generic over.
 //! Integers wrap (as NumPy's do); half floats compute in f32; max/min propagate NaN.
 
+use super::f32_via_f64 as via;
 use crate::dtype::Element;
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
@@ -330,7 +331,8 @@ macro_rules! real_float {
 real_float!(f32: f32, f64: f64, f16: f32, bf16: f32);
 
 macro_rules! float_math {
-    ($($t:ty: $exp:expr, $ln:expr, $tanh:expr, $sin:expr, $cos:expr),*) => {$(
+    ($($t:ty: $exp:expr, $ln:expr, $tanh:expr, $sin:expr, $cos:expr, $sinh:expr, $cosh:expr,
+        $asinh:expr, $acosh:expr, $atanh:expr, $expm1:expr, $log1p:expr),*) => {$(
         impl Arith for $t {
             #[inline(always)] fn add(self, o: Self) -> Self { self + o }
             #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
@@ -354,35 +356,49 @@ macro_rules! float_math {
             #[inline(always)] fn tanh_(self) -> Self { $tanh(self) }
             #[inline(always)] fn sin_(self) -> Self { $sin(self) }
             #[inline(always)] fn cos_(self) -> Self { $cos(self) }
-            forward!(sqrt_ => sqrt, asin_ => asin, acos_ => acos, atan_ => atan, sinh_ => sinh,
-                cosh_ => cosh, atanh_ => atanh, expm1_ => exp_m1, log1p_ => ln_1p);
-            // Past 1/epsilon, ln(2|x|) to the last bit (the dropped term is 1/(4x^2)): Rust's
-            // forms add x to itself on the way and overflow from half the largest value
-            // (asinh(f64::MAX) was inf, not 710.5).
-            #[inline(always)] fn asinh_(self) -> Self {
-                if self.abs() > 1.0 / <$t>::EPSILON {
-                    (std::f64::consts::LN_2 as $t + self.abs().ln()).copysign(self)
-                } else {
-                    self.asinh()
-                }
-            }
-            #[inline(always)] fn acosh_(self) -> Self {
-                if self > 1.0 / <$t>::EPSILON {
-                    std::f64::consts::LN_2 as $t + self.ln()
-                } else {
-                    self.acosh()
-                }
-            }
+            #[inline(always)] fn sinh_(self) -> Self { $sinh(self) }
+            #[inline(always)] fn cosh_(self) -> Self { $cosh(self) }
+            #[inline(always)] fn asinh_(self) -> Self { $asinh(self) }
+            #[inline(always)] fn acosh_(self) -> Self { $acosh(self) }
+            #[inline(always)] fn atanh_(self) -> Self { $atanh(self) }
+            #[inline(always)] fn expm1_(self) -> Self { $expm1(self) }
+            #[inline(always)] fn log1p_(self) -> Self { $log1p(self) }
+            forward!(sqrt_ => sqrt, asin_ => asin, acos_ => acos, atan_ => atan);
         }
     )*};
 }
+
+/// float64 `asinh`: past 1/epsilon, ln(2|x|) to the last bit (the dropped term is
+/// 1/(4x^2)). Rust's form adds x to itself on the way and overflows from half the largest
+/// value (asinh(f64::MAX) was inf, not 710.5).
+#[inline(always)]
+fn asinh_f64(x: f64) -> f64 {
+    if x.abs() > 1.0 / f64::EPSILON {
+        (std::f64::consts::LN_2 + x.abs().ln()).copysign(x)
+    } else {
+        x.asinh()
+    }
+}
+
+/// float64 `acosh`, past 1/epsilon as [`asinh_f64`].
+#[inline(always)]
+fn acosh_f64(x: f64) -> f64 {
+    if x > 1.0 / f64::EPSILON {
+        std::f64::consts::LN_2 + x.ln()
+    } else {
+        x.acosh()
+    }
+}
 // Both exps and float32's ln, tanh, sin and cos vectorise (`expf`, `exp_f64`, `logf`,
-// `tanhf`, `sincosf`); the strided path calls the same functions.
+// `tanhf`, `sincosf`), as do float32's hyperbolic functions, expm1 and log1p (through the
+// float64 loops, `f32_via_f64`); the strided path calls the same functions.
 float_math!(
     f32: super::expf::exp_f32, super::logf::ln_f32, super::tanhf::tanh_f32,
-        super::sincosf::sin_f32, super::sincosf::cos_f32,
+        super::sincosf::sin_f32, super::sincosf::cos_f32, via::sinh_f32, via::cosh_f32,
+        via::asinh_f32, via::acosh_f32, via::atanh_f32, via::expm1_f32, via::log1p_f32,
     f64: super::exp_f64::exp_f64, super::log_f64::ln_f64, super::tanh_f64::tanh_f64,
-        super::sincos_f64::sin_f64, super::sincos_f64::cos_f64
+        super::sincos_f64::sin_f64, super::sincos_f64::cos_f64, f64::sinh, f64::cosh,
+        asinh_f64, acosh_f64, f64::atanh, f64::exp_m1, f64::ln_1p
 );
 
 macro_rules! half_math {
