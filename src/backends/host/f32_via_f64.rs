@@ -25,8 +25,10 @@ use super::log_f64::{ln_f64, ln_f64_into};
 use super::simd::wide;
 use std::mem::MaybeUninit;
 
-/// Elements per block: the widened arguments and the kernel's results stay in L1 (4 KiB).
-const BLOCK: usize = 256;
+/// Elements per block: the widened arguments and the kernel's results (8 KiB each) stay in
+/// L1. One thread, 1M float32s: `expm1` 1.6 ns an element in blocks of 512 or 1024, 1.85 in
+/// blocks of 2048, ~2.5 in blocks of 256 (each block calls three loops).
+const BLOCK: usize = 1024;
 
 /// Below this magnitude `log1p x` is `x`: the next term is under 2^-30 of it, below half a
 /// float32 ulp, and `1 + x` would no longer be exact.
