@@ -306,10 +306,15 @@ pub(crate) mod recycle {
     // In the DLPack export's hot section (see `Array::to_dlpack_with`).
     #[cfg_attr(target_os = "linux", unsafe(link_section = ".text.hot.dlpack_export"))]
     pub(crate) unsafe fn free(ptr: NonNull<u8>, layout: Layout) {
-        let kept = layout.size() <= MAX_SIZE && thread_blocks::put(&BLOCKS, ptr, layout);
-        if !kept {
-            // SAFETY: per the contract, from `alloc::alloc` (directly, or kept and handed out
-            // again) with this layout, and unused from now on.
+        let left = if layout.size() <= MAX_SIZE {
+            thread_blocks::put(&BLOCKS, ptr, layout)
+        } else {
+            Some((ptr, layout))
+        };
+        if let Some((ptr, layout)) = left {
+            // SAFETY: per the contract (or, for a block the cache gave up, `put`'s: one it
+            // kept), from `alloc::alloc` (directly, or kept and handed out again) with this
+            // layout, and unused from now on.
             unsafe { dealloc(ptr, layout) };
         }
     }

@@ -356,15 +356,16 @@ mod small {
         mine.or_else(|| SHARED.lock().unwrap_or_else(|e| e.into_inner()).take(class))
     }
 
-    /// Keeps `ptr` (a block of `class`, at most `MAX_CLASS`), or frees it when the caches are
-    /// full.
+    /// Keeps `ptr` (a block of `class`, at most `MAX_CLASS`) in the thread's cache; what that
+    /// gives up (an older block, when full) goes to the shared cache, or is freed when that
+    /// is full too.
     pub(super) fn put(ptr: NonNull<u8>, class: usize) {
-        let kept = if class <= SMALL_CLASS {
+        let left = if class <= SMALL_CLASS {
             thread_blocks::put(&BLOCKS, ptr, class)
         } else {
             thread_blocks::put(&MEDIUM, ptr, class)
         };
-        if !kept {
+        if let Some((ptr, class)) = left {
             Cache::keep_or_free(&SHARED, SHARED_BYTES, ptr, class);
         }
     }

@@ -381,7 +381,10 @@ mod tests {
         for x in [1.184_707e-3f32, 1.263_590_9e-3, 1.377_671_4e-3] {
             assert_eq!(expm1_f32(x), f64::from(x).exp_m1() as f32);
         }
-        assert_eq!(atanh_f32(3.019_526_6e-2), f64::from(3.019_526_6e-2f32).atanh() as f32);
+        assert_eq!(
+            atanh_f32(3.019_526_6e-2),
+            f64::from(3.019_526_6e-2f32).atanh() as f32
+        );
     }
 
     #[test]
