@@ -93,12 +93,18 @@ for group, name in (("add_f32", "add f32"), ("sum_f32", "sum f32"), ("exp_f32", 
             print(f" {t(mine)}, {ratio(mine, min(peers) if peers else None)} |", end="")
         print()
     print()
-turns = []
-for i in (1, 2, 3):
-    try:
-        turns.append(json.load(open(os.path.join(out, f"turns{i}.json"))))
-    except OSError:
-        pass
+def load_runs(stem):
+    """The JSON objects of `{stem}1.json` to `{stem}3.json` in `out` that exist."""
+    runs = []
+    for i in (1, 2, 3):
+        try:
+            runs.append(json.load(open(os.path.join(out, f"{stem}{i}.json"))))
+        except OSError:
+            pass
+    return runs
+
+
+turns = load_runs("turns")
 
 
 def ratios(runs, group, size, peer, ours="dlarray"):
@@ -137,12 +143,7 @@ if turns:
 else:
     print("(not measured in this sitting)")
 print()
-curves = []
-for i in (1, 2, 3):
-    try:
-        curves.append(json.load(open(os.path.join(out, f"curve{i}.json"))))
-    except OSError:
-        pass
+curves = load_runs("curve")
 
 
 def elements(label):
