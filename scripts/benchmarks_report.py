@@ -59,6 +59,12 @@ print("`python/bench/numeric_peers.py`, medians. add allocates its result. dlarr
 print("candle read a Rust `Vec` (dlarray keeps it without a copy: 16-byte aligned, 4 KiB pages);")
 print("NumPy and torch read NumPy's memory (huge pages from 4 MiB). The last add and sum column")
 print("reads dlarray's own memory (the host pool: 64-byte aligned, huge pages from 4 MiB).\n")
+def elements(label):
+    """An element count from a `--sizes` label: 1536, 3K, 2M."""
+    unit = {"K": 1 << 10, "M": 1 << 20}.get(label[-1], 1)
+    return int(label[:-1] if unit > 1 else label) * unit
+
+
 sizes = ["1K", "2K", "4K", "8K", "16K", "64K", "256K", "1M", "4M", "16M", "64M"]
 for group, name in (("add_f32", "add f32"), ("sum_f32", "sum f32"), ("exp_f32", "exp f32"),
                     ("exp_f64", "exp f64")):
@@ -79,7 +85,7 @@ for group, name in (("add_f32", "add f32"), ("sum_f32", "sum f32"), ("exp_f32", 
     for s in sizes:
         if group.startswith("exp") and s not in ("1K", "16K", "256K", "1M", "16M"):
             continue
-        n = int(s[:-1]) * (1024 if s.endswith("K") else 1024 * 1024)
+        n = elements(s)
         ours = crit(group, "dlarray", s)
         gbs = "-" if ours is None else f"{per * n / ours / 1e9:.1f}"
         mem = crit(group, "memcpy", s) if group == "add_f32" else None
@@ -146,14 +152,8 @@ print()
 curves = load_runs("curve")
 
 
-def elements(label):
-    """An element count from a `--sizes` label: 1536, 3K, 2M."""
-    unit = {"K": 1 << 10, "M": 1 << 20}.get(label[-1], 1)
-    return int(label[:-1] if unit > 1 else label) * unit
-
-
 def best_rust_peer(runs, group, size):
-    """Per run, the faster of ndarray and candle over dlarray, and the least of them."""
+    """Per run, the faster of ndarray and candle's time over dlarray's."""
     rs = []
     for r in runs:
         peers = [r.get(f"{group}/{p}/{size}") for p in ("ndarray", "candle")]
