@@ -267,32 +267,62 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Shared<T> {
 pub(crate) mod recycle {
     use crate::thread_blocks::{self, ThreadBlocks};
     use std::alloc::{self, Layout};
-    use std::cell::RefCell;
     use std::ptr::NonNull;
 
-    const SLOTS: usize = 16;
+    /// Blocks kept a thread.
+    const LIMIT: usize = 16;
+    /// Largest block kept.
     const MAX_SIZE: usize = 1024;
+    /// A bin per multiple of 8 bytes up to `MAX_SIZE`, for each of the two alignments kept.
+    const BINS: usize = 2 * (MAX_SIZE / 8 + 1);
 
     thread_local! {
-        static BLOCKS: RefCell<ThreadBlocks<Layout, SLOTS>> =
-            const { RefCell::new(ThreadBlocks::new(dealloc)) };
+        static BLOCKS: ThreadBlocks<BINS> = const { ThreadBlocks::new(LIMIT, dealloc) };
+    }
+
+    /// The bin of `layout`: only sizes up to `MAX_SIZE` aligned to 8 or 16 bytes (a
+    /// `Counted<T>` holds a count, so its size is a multiple of 8 and its alignment at least
+    /// 8). Its blocks are aligned for the cache's link.
+    #[inline(always)]
+    fn bin(layout: Layout) -> Option<usize> {
+        let (size, align) = (layout.size(), layout.align());
+        ((8..=MAX_SIZE).contains(&size) && size.is_multiple_of(8) && (align == 8 || align == 16))
+            .then(|| size / 8 + usize::from(align == 16) * (MAX_SIZE / 8 + 1))
+    }
+
+    /// The layout whose blocks go in `bin` (the inverse of [`bin`]).
+    fn layout_of(bin: usize) -> Layout {
+        let (align, size) = if bin > MAX_SIZE / 8 {
+            (16, (bin - (MAX_SIZE / 8 + 1)) * 8)
+        } else {
+            (8, bin * 8)
+        };
+        Layout::from_size_align(size, align).expect("a bin's size is a multiple of its alignment")
     }
 
     /// # Safety
-    /// `ptr` came from `alloc::alloc(layout)` and no one uses it.
-    unsafe fn dealloc(ptr: NonNull<u8>, layout: Layout) {
+    /// `ptr` came from `alloc::alloc(layout_of(bin))` and no one uses it.
+    unsafe fn dealloc(ptr: NonNull<u8>, bin: usize) {
         // SAFETY: per the contract.
-        unsafe { alloc::dealloc(ptr.as_ptr(), layout) };
+        unsafe { alloc::dealloc(ptr.as_ptr(), layout_of(bin)) };
     }
 
     /// Memory for `layout` (non-zero size): a kept block, or the allocator's (which aborts
-    /// when memory runs out, as `Box::new` does).
+    /// when memory runs out, as `Box::new` does). Inlined: the layout is most often a
+    /// constant, and its bin with it.
+    #[inline(always)]
+    pub(crate) fn alloc(layout: Layout) -> NonNull<u8> {
+        match bin(layout).and_then(|b| thread_blocks::take(&BLOCKS, b)) {
+            Some(p) => p,
+            None => alloc_new(layout),
+        }
+    }
+
+    /// [`alloc`] from the allocator.
     // In the DLPack export's hot section (see `Array::to_dlpack_with`).
     #[cfg_attr(target_os = "linux", unsafe(link_section = ".text.hot.dlpack_export"))]
-    pub(crate) fn alloc(layout: Layout) -> NonNull<u8> {
-        if let Some(p) = thread_blocks::take(&BLOCKS, layout) {
-            return p;
-        }
+    #[inline(never)]
+    fn alloc_new(layout: Layout) -> NonNull<u8> {
         // SAFETY: every layout passed here is a `Counted<T>`'s (which holds a count) or a DLPack
         // holder's (which holds a managed tensor): never of size zero.
         let p = unsafe { alloc::alloc(layout) };
@@ -303,20 +333,32 @@ pub(crate) mod recycle {
     ///
     /// # Safety
     /// `ptr` came from `alloc(layout)`, holds no live value, and is not used afterwards.
-    // In the DLPack export's hot section (see `Array::to_dlpack_with`).
-    #[cfg_attr(target_os = "linux", unsafe(link_section = ".text.hot.dlpack_export"))]
+    #[inline(always)]
     pub(crate) unsafe fn free(ptr: NonNull<u8>, layout: Layout) {
-        let left = if layout.size() <= MAX_SIZE {
-            thread_blocks::put(&BLOCKS, ptr, layout)
-        } else {
-            Some((ptr, layout))
+        let left = match bin(layout) {
+            // SAFETY: per the contract the block is unused from now on; `bin` keeps only
+            // layouts aligned to 8 or more and at least 8 long, whose `layout_of` is `layout`.
+            Some(b) => {
+                unsafe { thread_blocks::put(&BLOCKS, ptr, b) }.map(|(p, b)| (p, layout_of(b)))
+            }
+            None => Some((ptr, layout)),
         };
         if let Some((ptr, layout)) = left {
-            // SAFETY: per the contract (or, for a block the cache gave up, `put`'s: one it
-            // kept), from `alloc::alloc` (directly, or kept and handed out again) with this
-            // layout, and unused from now on.
-            unsafe { dealloc(ptr, layout) };
+            // SAFETY: the block given back is `ptr`, or one the cache kept: from `alloc::alloc`
+            // (directly, or kept and handed out again) with `layout`, and unused now.
+            unsafe { dealloc_block(ptr, layout) };
         }
+    }
+
+    /// Frees a block [`free`] does not keep.
+    ///
+    /// # Safety
+    /// As `alloc::dealloc`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn dealloc_block(ptr: NonNull<u8>, layout: Layout) {
+        // SAFETY: per the contract.
+        unsafe { alloc::dealloc(ptr.as_ptr(), layout) };
     }
 }
 

@@ -310,7 +310,6 @@ impl HostPool {
 mod small {
     use super::{Cache, HOST_ALIGN, free_block};
     use crate::thread_blocks::{self, ThreadBlocks};
-    use std::cell::RefCell;
     use std::ptr::NonNull;
     use std::sync::{LazyLock, Mutex};
 
@@ -324,6 +323,10 @@ mod small {
     const MEDIUM_SLOTS: usize = 4;
     const SHARED_BYTES: usize = 4 << 20;
     const _: () = assert!(MAX_CLASS <= super::SMALL_BLOCK && MAX_CLASS.is_multiple_of(HOST_ALIGN));
+    /// A bin per class (a multiple of `HOST_ALIGN`): the small ones from 0, the medium ones
+    /// from the first past `SMALL_CLASS`.
+    const SMALL_BINS: usize = SMALL_CLASS / HOST_ALIGN + 1;
+    const MEDIUM_BINS: usize = (MAX_CLASS - SMALL_CLASS) / HOST_ALIGN;
 
     /// Whether blocks of `class` are kept here rather than by their pool.
     pub(super) fn holds(class: usize) -> bool {
@@ -331,21 +334,37 @@ mod small {
     }
 
     thread_local! {
-        static BLOCKS: RefCell<ThreadBlocks<usize, SLOTS>> =
-            const { RefCell::new(ThreadBlocks::new(free_block)) };
-        static MEDIUM: RefCell<ThreadBlocks<usize, MEDIUM_SLOTS>> =
-            const { RefCell::new(ThreadBlocks::new(free_block)) };
+        static BLOCKS: ThreadBlocks<SMALL_BINS> =
+            const { ThreadBlocks::new(SLOTS, free_small) };
+        static MEDIUM: ThreadBlocks<MEDIUM_BINS> =
+            const { ThreadBlocks::new(MEDIUM_SLOTS, free_medium) };
+    }
+
+    /// The bin of a medium `class` (past `SMALL_CLASS`) in `MEDIUM`.
+    fn medium_bin(class: usize) -> usize {
+        (class - SMALL_CLASS) / HOST_ALIGN - 1
+    }
+
+    /// Frees a small block of bin `bin` (see `free_block`).
+    fn free_small(ptr: NonNull<u8>, bin: usize) {
+        free_block(ptr, bin * HOST_ALIGN);
+    }
+
+    /// Frees a medium block of bin `bin` (see `free_block`).
+    fn free_medium(ptr: NonNull<u8>, bin: usize) {
+        free_block(ptr, SMALL_CLASS + (bin + 1) * HOST_ALIGN);
     }
 
     static SHARED: LazyLock<Mutex<Cache>> = LazyLock::new(Mutex::default);
 
-    /// A block of `class` (at most `MAX_CLASS`) from this thread's cache, if one waits there.
+    /// A block of `class` (at most `MAX_CLASS`, a multiple of `HOST_ALIGN`) from this
+    /// thread's cache, if one waits there.
     #[inline]
     pub(super) fn take_mine(class: usize) -> Option<NonNull<u8>> {
         if class <= SMALL_CLASS {
-            thread_blocks::take(&BLOCKS, class)
+            thread_blocks::take(&BLOCKS, class / HOST_ALIGN)
         } else {
-            thread_blocks::take(&MEDIUM, class)
+            thread_blocks::take(&MEDIUM, medium_bin(class))
         }
     }
 
@@ -356,18 +375,32 @@ mod small {
         mine.or_else(|| SHARED.lock().unwrap_or_else(|e| e.into_inner()).take(class))
     }
 
-    /// Keeps `ptr` (a block of `class`, at most `MAX_CLASS`) in the thread's cache; what that
-    /// gives up (an older block, when full) goes to the shared cache, or is freed when that
-    /// is full too.
+    /// Keeps `ptr` (a block of `class`, at most `MAX_CLASS`, no longer used) in the thread's
+    /// cache; what that gives up (a block of another class, when full) goes to the shared
+    /// cache, or is freed when that is full too.
+    #[inline(always)]
     pub(super) fn put(ptr: NonNull<u8>, class: usize) {
-        let left = if class <= SMALL_CLASS {
-            thread_blocks::put(&BLOCKS, ptr, class)
-        } else {
-            thread_blocks::put(&MEDIUM, ptr, class)
+        // SAFETY: per the contract `ptr` is an unused block of `class` (64-byte aligned, at
+        // least 64 long), which is what its bin's `free_small`/`free_medium` frees.
+        let left = unsafe {
+            if class <= SMALL_CLASS {
+                thread_blocks::put(&BLOCKS, ptr, class / HOST_ALIGN)
+                    .map(|(p, bin)| (p, bin * HOST_ALIGN))
+            } else {
+                thread_blocks::put(&MEDIUM, ptr, medium_bin(class))
+                    .map(|(p, bin)| (p, SMALL_CLASS + (bin + 1) * HOST_ALIGN))
+            }
         };
         if let Some((ptr, class)) = left {
-            Cache::keep_or_free(&SHARED, SHARED_BYTES, ptr, class);
+            to_shared(ptr, class);
         }
+    }
+
+    /// A block the thread's cache did not keep: to the shared cache, or freed.
+    #[cold]
+    #[inline(never)]
+    fn to_shared(ptr: NonNull<u8>, class: usize) {
+        Cache::keep_or_free(&SHARED, SHARED_BYTES, ptr, class);
     }
 }
 
