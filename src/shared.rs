@@ -318,9 +318,9 @@ pub(crate) mod recycle {
         }
     }
 
-    /// [`alloc`] from the allocator.
-    // In the DLPack export's hot section (see `Array::to_dlpack_with`).
-    #[cfg_attr(target_os = "linux", unsafe(link_section = ".text.hot.dlpack_export"))]
+    /// [`alloc`] from the allocator. Out of line, and out of the DLPack export's hot section
+    /// (see `Array::to_dlpack_with`): the export's fast path takes kept blocks.
+    #[cold]
     #[inline(never)]
     fn alloc_new(layout: Layout) -> NonNull<u8> {
         // SAFETY: every layout passed here is a `Counted<T>`'s (which holds a count) or a DLPack
@@ -348,6 +348,27 @@ pub(crate) mod recycle {
             // (directly, or kept and handed out again) with `layout`, and unused now.
             unsafe { dealloc_block(ptr, layout) };
         }
+    }
+
+    /// [`alloc`] out of line, in the DLPack export's hot section (see
+    /// `Array::to_dlpack_with`), for the export's holders: where the export's code lies beside
+    /// NumPy's and Python's decides its instruction-cache misses, and this keeps the section
+    /// as it was measured (`scripts/py_instructions.sh`) when `alloc` and `free` were calls.
+    #[cfg_attr(target_os = "linux", unsafe(link_section = ".text.hot.dlpack_export"))]
+    #[inline(never)]
+    pub(crate) fn alloc_hot(layout: Layout) -> NonNull<u8> {
+        alloc(layout)
+    }
+
+    /// [`free`] out of line, in the DLPack export's hot section (see [`alloc_hot`]).
+    ///
+    /// # Safety
+    /// As [`free`].
+    #[cfg_attr(target_os = "linux", unsafe(link_section = ".text.hot.dlpack_export"))]
+    #[inline(never)]
+    pub(crate) unsafe fn free_hot(ptr: NonNull<u8>, layout: Layout) {
+        // SAFETY: per the contract.
+        unsafe { free(ptr, layout) }
     }
 
     /// Frees a block [`free`] does not keep.

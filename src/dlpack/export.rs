@@ -440,7 +440,7 @@ unsafe fn free_holder<M>(h: *mut Holder<M>) {
     // layout; dropped once, then its memory handed back once.
     unsafe {
         std::ptr::drop_in_place(h);
-        crate::shared::recycle::free(
+        crate::shared::recycle::free_hot(
             NonNull::new_unchecked(h.cast()),
             std::alloc::Layout::new::<Holder<M>>(),
         );
@@ -507,7 +507,7 @@ fn leak<M: Managed>(
     // block comes from the thread's cache of small blocks (a consumer that frees each tensor
     // before taking the next reuses one block: malloc and free were ~150 instructions of an
     // export's ~1,100).
-    let u = crate::shared::recycle::alloc(std::alloc::Layout::new::<Holder<M>>())
+    let u = crate::shared::recycle::alloc_hot(std::alloc::Layout::new::<Holder<M>>())
         .cast::<Holder<M>>()
         .as_ptr();
     // SAFETY: `u` points to an allocation for one Holder<M>; each field is written exactly once
