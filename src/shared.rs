@@ -304,7 +304,7 @@ pub(crate) mod recycle {
     /// `ptr` came from `alloc::alloc(layout_of(bin))` and no one uses it.
     unsafe fn dealloc(ptr: NonNull<u8>, bin: usize) {
         // SAFETY: per the contract.
-        unsafe { alloc::dealloc(ptr.as_ptr(), layout_of(bin)) };
+        unsafe { dealloc_block(ptr, layout_of(bin)) };
     }
 
     /// Memory for `layout` (non-zero size): a kept block, or the allocator's (which aborts
@@ -371,7 +371,7 @@ pub(crate) mod recycle {
         unsafe { free(ptr, layout) }
     }
 
-    /// Frees a block [`free`] does not keep.
+    /// Frees a block the thread's cache does not keep, or gave up.
     ///
     /// # Safety
     /// As `alloc::dealloc`.

@@ -1,6 +1,7 @@
 //! A per-thread cache of freed memory blocks, as glibc's tcache is to malloc: a block freed on
-//! a thread serves that thread's next allocation of the same size without a lock. Two caches
-//! use it: the host pools' small blocks (`backends::host::buffer`) and `Shared`'s handles.
+//! a thread serves that thread's next allocation of the same size without a lock. It serves
+//! the host pools' small and medium blocks (`backends::host::buffer`) and `Shared`'s handles
+//! with DLPack's export holders (`shared::recycle`).
 //!
 //! Each size has a bin (the caller maps its sizes, or layouts, to bins and back): a list
 //! threaded through the kept blocks themselves, the newest first. Taking and keeping a block

@@ -300,8 +300,8 @@ impl HostPool {
 ///
 /// An op on a few elements frees its inputs' temporaries and allocates its result on the
 /// same thread, and a pool's lock (two uncontended round trips, ~28 ns here) was a sixth of
-/// an 8-element add: the thread's own `SLOTS` blocks (64 KiB at most) serve it without one.
-/// Blocks of 4 KiB to 64 KiB (the results of ops one thread runs alone) have `MEDIUM_SLOTS`
+/// an 8-element add: the thread's own `SMALL_LIMIT` blocks (64 KiB at most) serve it without one.
+/// Blocks of 4 KiB to 64 KiB (the results of ops one thread runs alone) have `MEDIUM_LIMIT`
 /// of their own, so a loop of them keeps the small ones' slots: the pool's lock, its map
 /// and its reference count took ~55 ns of a 2K-element f32 add (255 ns, 198 ns without).
 /// Blocks freed on other threads, or more than a thread keeps, wait in the shared cache (at
@@ -313,14 +313,15 @@ mod small {
     use std::ptr::NonNull;
     use std::sync::{LazyLock, Mutex};
 
-    /// Largest class the thread's `SLOTS` keep: 4 KiB, and one shifted by up to a cache line
+    /// Largest class the thread's `BLOCKS` keep: 4 KiB, and one shifted by up to a cache line
     /// (a 1K-element f32 result matched to its inputs' misalignment).
     const SMALL_CLASS: usize = 4096 + HOST_ALIGN;
-    /// Largest class kept here, by the thread's `MEDIUM_SLOTS` past `SMALL_CLASS`.
+    /// Largest class kept here, by the thread's `MEDIUM` past `SMALL_CLASS`.
     const MAX_CLASS: usize = super::SMALL_BLOCK;
-    const SLOTS: usize = 16;
+    /// Blocks the thread's `BLOCKS` keep.
+    const SMALL_LIMIT: usize = 16;
     /// At most 256 KiB a thread.
-    const MEDIUM_SLOTS: usize = 4;
+    const MEDIUM_LIMIT: usize = 4;
     const SHARED_BYTES: usize = 4 << 20;
     const _: () = assert!(MAX_CLASS <= super::SMALL_BLOCK && MAX_CLASS.is_multiple_of(HOST_ALIGN));
     /// A bin per class (a multiple of `HOST_ALIGN`): the small ones from 0, the medium ones
@@ -335,14 +336,19 @@ mod small {
 
     thread_local! {
         static BLOCKS: ThreadBlocks<SMALL_BINS> =
-            const { ThreadBlocks::new(SLOTS, free_small) };
+            const { ThreadBlocks::new(SMALL_LIMIT, free_small) };
         static MEDIUM: ThreadBlocks<MEDIUM_BINS> =
-            const { ThreadBlocks::new(MEDIUM_SLOTS, free_medium) };
+            const { ThreadBlocks::new(MEDIUM_LIMIT, free_medium) };
     }
 
     /// The bin of a medium `class` (past `SMALL_CLASS`) in `MEDIUM`.
     fn medium_bin(class: usize) -> usize {
         (class - SMALL_CLASS) / HOST_ALIGN - 1
+    }
+
+    /// The class of `MEDIUM`'s bin `bin` (the inverse of [`medium_bin`]).
+    fn medium_class(bin: usize) -> usize {
+        SMALL_CLASS + (bin + 1) * HOST_ALIGN
     }
 
     /// Frees a small block of bin `bin` (see `free_block`).
@@ -352,7 +358,7 @@ mod small {
 
     /// Frees a medium block of bin `bin` (see `free_block`).
     fn free_medium(ptr: NonNull<u8>, bin: usize) {
-        free_block(ptr, SMALL_CLASS + (bin + 1) * HOST_ALIGN);
+        free_block(ptr, medium_class(bin));
     }
 
     static SHARED: LazyLock<Mutex<Cache>> = LazyLock::new(Mutex::default);
@@ -388,7 +394,7 @@ mod small {
                     .map(|(p, bin)| (p, bin * HOST_ALIGN))
             } else {
                 thread_blocks::put(&MEDIUM, ptr, medium_bin(class))
-                    .map(|(p, bin)| (p, SMALL_CLASS + (bin + 1) * HOST_ALIGN))
+                    .map(|(p, bin)| (p, medium_class(bin)))
             }
         };
         if let Some((ptr, class)) = left {
