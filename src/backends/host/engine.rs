@@ -2,6 +2,7 @@
 //! strided operands in long inner runs.
 
 use super::mid_band::Choice;
+use super::realign::{Width, Y, Z, realigned2};
 use super::simd::wide;
 use super::view::View;
 use super::{HostBuffer, HostDevice};
@@ -582,13 +583,14 @@ impl Direction {
     }
 }
 
-/// `os[i] = f(xa[i], xb[i])` by 64-byte vectors of output: one unaligned vector at the start,
-/// aligned ones from the output's first 64-byte boundary, one unaligned vector ending at the
-/// end. The first and last overlap the middle, whose elements they compute and write again
-/// with the same value: a peeled scalar head took ~8 ns of a 1K-element add. Sound because
-/// `os` is the kernel's own output, which no operand shares and nothing reads meanwhile.
+/// `os[i] = f(xa[i], xb[i])` by vectors of output `V::BYTES` wide: one unaligned vector at
+/// the start, aligned ones from the output's first boundary, one unaligned vector ending at
+/// the end. The first and last overlap the middle, whose elements they compute and write
+/// again with the same value: a peeled scalar head took ~8 ns of a 1K-element add. Sound
+/// because `os` is the kernel's own output, which no operand shares and nothing reads
+/// meanwhile. Called inside the width's context (`Width::run`).
 #[inline(always)]
-fn overlapped2<T: Copy, U>(
+fn overlapped2<V: Width, T: Copy, U>(
     os: &mut [MaybeUninit<U>],
     xa: &[T],
     xb: &[T],
@@ -597,19 +599,20 @@ fn overlapped2<T: Copy, U>(
 ) {
     let n = os.len();
     let (xa, xb) = (&xa[..n], &xb[..n]);
-    match 64 / size_of::<U>().max(1) {
-        64 => vectors2::<64, _, _>(os, xa, xb, past_l1, f),
-        32 => vectors2::<32, _, _>(os, xa, xb, past_l1, f),
-        16 => vectors2::<16, _, _>(os, xa, xb, past_l1, f),
-        8 => vectors2::<8, _, _>(os, xa, xb, past_l1, f),
-        4 => vectors2::<4, _, _>(os, xa, xb, past_l1, f),
+    match V::BYTES / size_of::<U>().max(1) {
+        64 => vectors2::<64, V, _, _>(os, xa, xb, past_l1, f),
+        32 => vectors2::<32, V, _, _>(os, xa, xb, past_l1, f),
+        16 => vectors2::<16, V, _, _>(os, xa, xb, past_l1, f),
+        8 => vectors2::<8, V, _, _>(os, xa, xb, past_l1, f),
+        4 => vectors2::<4, V, _, _>(os, xa, xb, past_l1, f),
+        2 => vectors2::<2, V, _, _>(os, xa, xb, past_l1, f),
         _ => zip2(os, xa, xb, f),
     }
 }
 
-/// [`overlapped2`] for `W` elements to 64 bytes of output (`xa` and `xb` as long as `os`).
+/// [`overlapped2`] for `W` elements to a vector of output (`xa` and `xb` as long as `os`).
 #[inline(always)]
-fn vectors2<const W: usize, T: Copy, U>(
+fn vectors2<const W: usize, V: Width, T: Copy, U>(
     os: &mut [MaybeUninit<U>],
     xa: &[T],
     xb: &[T],
@@ -620,7 +623,8 @@ fn vectors2<const W: usize, T: Copy, U>(
     if n < 2 * W {
         return zip2(os, xa, xb, f);
     }
-    let head = (64 - os.as_ptr() as usize % 64) % 64 / size_of::<U>().max(1);
+    let bytes = V::BYTES;
+    let head = (bytes - os.as_ptr() as usize % bytes) % bytes / size_of::<U>().max(1);
     let end = n - (n - head) % W;
     let last = n - W;
     let (po, pa, pb) = (
@@ -631,7 +635,9 @@ fn vectors2<const W: usize, T: Copy, U>(
     match Direction::of_run(past_l1, po, pa, pb) {
         Direction::Forward => {
             vector2::<W, _, _>(os, xa, xb, 0, f);
-            zip2(&mut os[head..end], &xa[head..end], &xb[head..end], f);
+            if !realigned2::<V, _, _>(os, xa, xb, head, end, f) {
+                zip2(&mut os[head..end], &xa[head..end], &xb[head..end], f);
+            }
             vector2::<W, _, _>(os, xa, xb, last, f);
         }
         Direction::Backward => {
@@ -723,14 +729,23 @@ pub(crate) fn map2<T: Element, U: Element>(
             let (xa, xb) = (&xa[r.clone()], &xb[r]);
             // The whole op's traffic, not the range's: a split op's ranges are each small,
             // and their operands come from L2 all the same.
-            if wide_run
-                && super::simd::avx512_only(
-                    #[inline(always)]
-                    || overlapped2(os, xa, xb, past_l1, &f),
-                )
-                .is_some()
-            {
-                return;
+            if wide_run {
+                // Past L1 the direction counts, not the width: 64-byte vectors stay (a 4K
+                // add took 413-418 ns so, 423-425 in 32-byte ones).
+                let done = if !past_l1 && super::simd::halves_512() {
+                    Y::run(
+                        #[inline(always)]
+                        || overlapped2::<Y, _, _>(os, xa, xb, past_l1, &f),
+                    )
+                } else {
+                    Z::run(
+                        #[inline(always)]
+                        || overlapped2::<Z, _, _>(os, xa, xb, past_l1, &f),
+                    )
+                };
+                if done.is_some() {
+                    return;
+                }
             }
             let head = aligned_head(os.as_ptr(), os.len());
             wide(
@@ -816,6 +831,7 @@ pub(crate) fn par_memcpy(dev: &HostDevice, src: *const u8, dst: *mut u8, len: us
 
 #[cfg(test)]
 mod tests {
+    use super::super::realign::{Y, Z};
     use super::{
         ALIAS_WINDOW, BACKWARD_BLOCK_BYTES, Direction, JobPtr, SMALL_RUN, Shared, VECTOR_ALIGN,
         aliases_ahead, aligned_head, matching_shift, mid_min_bytes, overlapped2,
@@ -930,7 +946,8 @@ mod tests {
     }
 
     /// `overlapped2` against the plain loop: every length up to a few vectors, every place of
-    /// the output in its line, and each vector width (64 lanes of u8 down to 4 of 16 bytes).
+    /// the output in its line, each element width (64 lanes of u8 down to 4 of 16 bytes),
+    /// and vectors of 64 and 32 bytes.
     #[test]
     fn overlapped_vectors_write_what_the_plain_loop_writes() {
         fn check<T: Copy + PartialEq + std::fmt::Debug, U: Copy + PartialEq + std::fmt::Debug>(
@@ -942,8 +959,12 @@ mod tests {
                 let xa: Vec<T> = (0..n).map(&make).collect();
                 let xb: Vec<T> = (0..n).map(|i| make(3 * i + 1)).collect();
                 // Within L1, then past it twice: one forward walk and one backward.
-                for (skip, past_l1) in
-                    (0..64 / size).flat_map(|s| [(s, false), (s, true), (s, true)])
+                for (skip, past_l1, wide) in (0..64 / size)
+                    .flat_map(|s| {
+                        [(s, false), (s, true), (s, true)]
+                            .map(|(s, p)| [(s, p, true), (s, p, false)])
+                    })
+                    .flatten()
                 {
                     // Room for the output to start anywhere in a line.
                     // Filled with a pattern no check value has: an element left unwritten
@@ -954,12 +975,20 @@ mod tests {
                     let base = room.as_ptr() as usize % 64 / size;
                     let lo = (skip + 64 / size - base) % (64 / size);
                     let os = &mut room[lo..lo + n];
-                    overlapped2(os, &xa, &xb, past_l1, &f);
+                    if wide {
+                        overlapped2::<Z, _, _>(os, &xa, &xb, past_l1, &f);
+                    } else {
+                        overlapped2::<Y, _, _>(os, &xa, &xb, past_l1, &f);
+                    }
                     for i in 0..n {
                         // SAFETY: every byte is initialised (the pattern or a value), and every
                         // type checked here takes any bytes.
                         let got = unsafe { os[i].assume_init() };
-                        assert_eq!(got, f(xa[i], xb[i]), "n {n} skip {skip} {past_l1} i {i}");
+                        assert_eq!(
+                            got,
+                            f(xa[i], xb[i]),
+                            "n {n} skip {skip} {past_l1} {wide} i {i}"
+                        );
                     }
                 }
             }
@@ -1068,7 +1097,7 @@ mod tests {
                     let xa = &page[skip..skip + n];
                     assert_eq!(out.wrapping_sub(xa.as_ptr() as usize) % 4096, ahead % 4096);
                     let xb: Vec<T> = (0..n).map(|i| make(3 * i + 1)).collect();
-                    overlapped2(os, xa, &xb, false, &f);
+                    overlapped2::<Z, _, _>(os, xa, &xb, false, &f);
                     for i in 0..n {
                         // SAFETY: every element was written (or holds the pattern).
                         let got = unsafe { os[i].assume_init() };

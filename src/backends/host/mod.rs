@@ -29,6 +29,7 @@ mod matmul;
 mod mid_band;
 mod poly;
 mod random;
+mod realign;
 mod reduce;
 mod simd;
 mod sincos_f64;
