@@ -509,11 +509,13 @@ fn map1_blocks_backward<T: Copy, U>(
 }
 
 /// The most traffic (operands read plus output written) of a contiguous run that `map2` runs
-/// in 64-byte vectors ([`overlapped2`]): the runs one thread takes alone (below
-/// `mid_min_bytes`). In L1 (48 KiB on the Intel guest, 32 KiB on the AMD one), halving the
-/// loads and stores is what counts: a 1K-element f32 add took 45-55 ns in AVX2 against 30-37
-/// ns so. Past L1, where the operands come from L2, what counts is the direction the run
-/// takes ([`Direction`]); `map1`'s runs alternate in the same band.
+/// by whole vectors ([`overlapped2`]): the runs one thread takes alone (below
+/// `mid_min_bytes`). In L1 (48 KiB on the Intel guest, 32 KiB on the AMD one), on Intel,
+/// halving the loads and stores is what counts: a 1K-element f32 add took 45-55 ns in AVX2
+/// against 30-37 ns in 64-byte vectors. On the AMD guest, which runs a 512-bit operation as
+/// two halves, 32-byte vectors are the faster in L1 (`realign::Y`, `simd::halves_512`). Past
+/// L1, where the operands come from L2, what counts is the direction the run takes
+/// ([`Direction`]), in 64-byte vectors on both; `map1`'s runs alternate in the same band.
 const L1_RUN_BYTES: usize = 128 << 10;
 
 /// Whether a contiguous elementwise op of `traffic` bytes alternates its direction
