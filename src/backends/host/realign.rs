@@ -13,8 +13,9 @@
 //!
 //! Two widths ([`Width`]): 64-byte vectors ([`Z`]), and 32-byte ones ([`Y`]) where the
 //! processor runs 512-bit operations as two halves (`simd::halves_512`). There, in L1, the
-//! narrower loop is the faster: a 1K-element add over aligned operands took 117-120 ns
-//! through the runtime in 32-byte vectors against 125 ns in 64-byte ones. The compiler
+//! narrower loop is the faster: a 1K-element add through the runtime, in turns with ndarray
+//! (`benches/peers_in_turns.rs`), took 115-120 ns in 32-byte vectors against 122-126 ns in
+//! 64-byte ones (`DLARRAY_VECTOR_BYTES=64`), three processes of each. The compiler
 //! vectorises a plain loop in an AVX-512 function at 64 bytes, so at 32 bytes this module's
 //! loop runs aligned operands too.
 //!

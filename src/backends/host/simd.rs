@@ -366,8 +366,8 @@ fn avx512vl<R>(f: impl FnOnce() -> R) -> R {
 /// Whether the elementwise loops over operands in L1 run in 32-byte vectors rather than 64:
 /// where the processor runs a 512-bit operation as two 256-bit halves (AMD family 19h,
 /// Zen 4, the first of AMD's with AVX-512), 64-byte vectors halve the instructions but not
-/// the work, and a 1K-element f32 add over aligned operands took 117-120 ns through the
-/// runtime in 32-byte vectors against 125 ns in 64-byte ones (`realign`). Intel's AVX-512
+/// the work, and a 1K-element f32 add through the runtime took 115-120 ns in 32-byte vectors
+/// against 122-126 ns in 64-byte ones (`realign`). Intel's AVX-512
 /// cores gain from 64 (30-37 ns against 45-55 ns for the bare loop on the Intel guest).
 /// `DLARRAY_VECTOR_BYTES=32` or `64` overrides the choice (read once), to compare both on
 /// one machine.
