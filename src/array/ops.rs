@@ -186,7 +186,7 @@ fn single_device<'a>(a: &'a Array, b: &'a Array) -> Option<(&'a ShardData, &'a S
 /// slots waited on older stores of other widths (a 1K-element add spent ~6 ns there).
 #[cold]
 #[inline(never)]
-pub(super) fn failed(e: crate::Error) -> Result<Array> {
+fn failed(e: crate::Error) -> Result<Array> {
     Err(e)
 }
 

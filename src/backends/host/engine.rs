@@ -962,11 +962,8 @@ mod tests {
                 let xb: Vec<T> = (0..n).map(|i| make(3 * i + 1)).collect();
                 // Within L1, then past it twice: one forward walk and one backward.
                 for (skip, past_l1, wide) in (0..64 / size)
-                    .flat_map(|s| {
-                        [(s, false), (s, true), (s, true)]
-                            .map(|(s, p)| [(s, p, true), (s, p, false)])
-                    })
-                    .flatten()
+                    .flat_map(|s| [(s, false), (s, true), (s, true)])
+                    .flat_map(|(s, p)| [(s, p, true), (s, p, false)])
                 {
                     // Room for the output to start anywhere in a line.
                     // Filled with a pattern no check value has: an element left unwritten
