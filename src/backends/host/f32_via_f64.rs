@@ -1,5 +1,5 @@
-//! float32 `log1p`, `expm1`, `sinh`, `cosh`, `asinh`, `acosh` and `atanh` through the float64
-//! vector kernels of `log_f64` and `exp_f64`: each float32 is widened, a float64 argument
+//! float32 `log1p`, `expm1`, `sinh`, `cosh`, `asinh`, `acosh` and `atanh` through float64
+//! vector kernels (`logf::ln_wide`, `exp_f64`): each float32 is widened, a float64 argument
 //! made from it exactly or nearly so (`pre`), the kernel run over a block of those, and the
 //! result finished in float64 and rounded once to float32 (`post`).
 //!
@@ -7,12 +7,19 @@
 //! `docs/benchmarks.md`, from Python on 1M float32s, `log1p` took 5.5 ms and `expm1` 6.6 ms
 //! against NumPy's 0.5 ms (its AVX-512 loops), 0.07-0.10x; `sinh` 0.06x.
 //!
-//! Accuracy. The kernels are within 0.502 (`ln`) and 0.517 (`exp`) ulp of float64, and each
-//! `pre`/`post` below adds at most a few float64 roundings, relatively 2^-40 or less of the
-//! result on the paths that use them (the bounds are at each function). A float32 is 2^29
-//! times coarser, so the one rounding to float32 is correct except where the exact value
-//! lies within ~2^-40 (relatively) of a halfway point between two float32s: the tests find
-//! the same bits as glibc's float64 function rounded to float32 on every 4099th float32.
+//! Accuracy. The kernels are within 1.91 (`ln_wide`, relatively ~2^-51) and 0.517 (`exp`)
+//! ulp of float64, and each `pre`/`post` below adds at most a few float64 roundings,
+//! relatively 2^-40 or less of the result on the paths that use them (the bounds are at each
+//! function). A float32 is 2^29 times coarser, so the one rounding to float32 is correct
+//! except where the exact value lies within ~2^-40 (relatively) of a halfway point between
+//! two float32s: the tests find the same bits as glibc's float64 function rounded to float32
+//! on every 4099th float32. On every 5th (859M) `asinh`, `acosh` and `atanh` give glibc's
+//! bits everywhere and `log1p` everywhere but at 8.472636: there the exact value lies 2^-55
+//! below a halfway point, glibc's float64 `log1p` rounds to the halfway point itself and
+//! then to the even float32 above; this module's result is the one below, correctly rounded.
+//! (The `ln` kernel was float64's `log_f64`, to 0.502 ulp with three tables of 128 read by
+//! gathers: `log1p` took 3.3 ns an element against 1.5 now, one thread on the AMD EPYC.)
+//!
 //! Where cancellation would cost the relative accuracy (arguments near 0), a short Taylor
 //! polynomial takes over; for `log1p` below 2^-29 the float32 argument itself is the answer.
 //!
@@ -21,7 +28,7 @@
 //! multiply-add.
 
 use super::exp_f64::{exp_f64, exp_f64_into};
-use super::log_f64::{ln_f64, ln_f64_into};
+use super::logf::{ln_wide, ln_wide_into};
 use super::simd::wide;
 use std::mem::MaybeUninit;
 
@@ -55,7 +62,7 @@ trait ViaF64 {
 fn scalar<F: ViaF64>(x: f32) -> f32 {
     let p = F::pre(x);
     let k = match F::KERNEL {
-        Kernel::Ln => ln_f64(p),
+        Kernel::Ln => ln_wide(p),
         Kernel::Exp => exp_f64(p),
     };
     F::post(x, p, k)
@@ -79,7 +86,7 @@ fn slice<F: ViaF64>(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
             },
         );
         match F::KERNEL {
-            Kernel::Ln => ln_f64_into(args, vals),
+            Kernel::Ln => ln_wide_into(args, vals),
             Kernel::Exp => exp_f64_into(args, vals),
         }
         wide(
@@ -223,7 +230,7 @@ impl ViaF64 for Asinh {
 
 /// `acosh x = ln(x + sqrt(x^2 - 1))` for `x >= 1` (NaN below). `x^2 - 1` is
 /// exact for a float32 `x` near 1 (`2k 2^-23 + k^2 2^-46`), and `acosh x >= 2^-11` there, so
-/// the kernel's absolute error (2^-52) stays 2^-41 of the result.
+/// the kernel's absolute error (~2^-51) stays 2^-40 of the result.
 struct Acosh;
 
 impl ViaF64 for Acosh {

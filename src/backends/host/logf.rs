@@ -228,6 +228,69 @@ fn fast(x: f32) -> f32 {
     ((k * LN2 + logc) + (r + r2 * estrin6(r, &P))) as f32
 }
 
+/// `z`'s low bits that `r`'s second part takes in [`fast_wide`] (20, the bits of `invc`).
+const Z_LO: u64 = (1 << 20) - 1;
+
+/// `ln x` for a positive normal finite f64 `x`, to float32's needs: `fast`'s method and
+/// table, with `z` taken apart so that `r` stays exact as two parts (`z` has 53 bits here,
+/// not 24: `z_hi`, 33 bits, times `invc`, 20, is exact). Its rounding, then the table's and
+/// the sum's, leave the result within ~2^-51 of `ln x` relatively (`|ln x| >= 1/128` outside
+/// the part around 1, where `logc` is 0). For a float32 `x`, `z_lo` is 0 and the result is
+/// `fast`'s. No branch.
+#[inline(always)]
+fn fast_wide(x: f64) -> f64 {
+    let bits = x.to_bits();
+    let tmp = bits.wrapping_sub(OFF);
+    let i = ((tmp >> 46) % 64) as usize;
+    let (invc, logc) = (INVC[i], LOGC[i]);
+    let z = bits.wrapping_sub(tmp & (0xfff << 52));
+    let kb = tmp.wrapping_add(1024 << 52) >> 52;
+    let k = f64::from_bits(SHIFT.to_bits() + kb) - (SHIFT + 1024.0);
+    let (z_hi, z_all) = (f64::from_bits(z & !Z_LO), f64::from_bits(z));
+    let r = (z_hi * invc - 1.0) + (z_all - z_hi) * invc;
+    let r2 = r * r;
+    (k * LN2 + logc) + (r + r2 * estrin6(r, &P))
+}
+
+/// Whether `fast_wide` takes `x`: normal, positive and finite (false for NaN).
+#[inline(always)]
+fn near_wide(x: f64) -> bool {
+    (f64::MIN_POSITIVE..f64::INFINITY).contains(&x)
+}
+
+/// `ln x` of an f64 to float32's needs (see [`fast_wide`]): the kernel of the float32
+/// functions that take a logarithm of an f64 made from their argument (`log1p`, `asinh`,
+/// `acosh`, `atanh` in `f32_via_f64`). The float64 `ln` (`log_f64`), within 0.502 ulp of
+/// float64, carries its sums in two parts and reads three tables of 128; this one, a table
+/// of 64 and one rounding more, is what a float32 result needs. Edges and subnormals: the
+/// float64 `ln`'s answers.
+#[inline(always)]
+pub(crate) fn ln_wide(x: f64) -> f64 {
+    if near_wide(x) {
+        fast_wide(x)
+    } else {
+        super::log_f64::ln_f64(x)
+    }
+}
+
+/// `out[i] = ln_wide(xs[i])` for every `i` below the shorter of the two lengths.
+pub(crate) fn ln_wide_into(xs: &[f64], out: &mut [MaybeUninit<f64>]) {
+    let n = xs.len().min(out.len());
+    let (xs, out) = (&xs[..n], &mut out[..n]);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if super::simd::has_avx512() {
+            // SAFETY: the processor has AVX-512F, AVX2 and FMA (`has_avx512`).
+            return unsafe { lanes::avx512_wide(xs, out) };
+        }
+        if super::simd::has_avx2_fma() {
+            // SAFETY: the processor has AVX2 and FMA, checked just above.
+            return unsafe { lanes::avx2_wide(xs, out) };
+        }
+    }
+    super::simd::map_near_far(xs, out, fast_wide, near_wide, super::log_f64::ln_f64)
+}
+
 /// `out[i] = ln_f32(xs[i])` for every `i` below the shorter of the two lengths.
 pub(crate) fn ln_f32_into(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
     // The compiler keeps `fast`'s loop scalar (it prices the table's gathers too high), so
@@ -250,27 +313,42 @@ pub(crate) fn ln_f32_into(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
 /// gathers.
 #[cfg(target_arch = "x86_64")]
 mod lanes {
-    use super::{INVC, LN2, LOGC, MaybeUninit, OFF, P, SHIFT, far, near};
+    use super::{INVC, LN2, LOGC, MaybeUninit, OFF, P, SHIFT, Z_LO, far, near};
     use crate::backends::host::lanes::{v4, v8};
+    use crate::backends::host::log_f64::ln_f64;
     use std::arch::x86_64::*;
 
     /// `fast`'s body over one vector of f64 lanes, `$v` naming the module of the width's
     /// operations.
     macro_rules! fast_lanes {
-        ($v:ident, $a:expr) => {{
+        ($v:ident, $a:expr) => {
+            fast_lanes!($v, $a, |z, invc| sub(mul(as_float(z), invc), set(1.0)))
+        };
+        // `fast_wide`'s body: `r` from `z` in two parts.
+        ($v:ident, $a:expr, wide) => {
+            fast_lanes!($v, $a, |z, invc| {
+                let z_hi = as_float(andi(z, seti(!Z_LO)));
+                add(
+                    sub(mul(z_hi, invc), set(1.0)),
+                    mul(sub(as_float(z), z_hi), invc),
+                )
+            })
+        };
+        ($v:ident, $a:expr, |$z:ident, $invc:ident| $r:expr) => {{
             use $v::*;
             let bits = as_int($a);
             let tmp = subi(bits, seti(OFF));
             let i = andi(srl::<46>(tmp), seti(63));
             // SAFETY: each index is below 64, and both tables hold 64 f64s (scale 8 bytes).
             let (invc, logc) = unsafe { (gather(&INVC, i), gather(&LOGC, i)) };
-            let z = as_float(subi(bits, andi(tmp, seti(0xfff << 52))));
+            let $z = subi(bits, andi(tmp, seti(0xfff << 52)));
             let kb = srl::<52>(addi(tmp, seti(1024 << 52)));
             let k = sub(
                 as_float(addi(seti(SHIFT.to_bits()), kb)),
                 set(SHIFT + 1024.0),
             );
-            let r = sub(mul(z, invc), set(1.0));
+            let $invc = invc;
+            let r = $r;
             let r2 = mul(r, r);
             let p01 = add(set(P[0]), mul(set(P[1]), r));
             let p23 = add(set(P[2]), mul(set(P[3]), r));
@@ -292,6 +370,56 @@ mod lanes {
     #[target_feature(enable = "avx2,fma")]
     fn lanes4(a: __m256d) -> __m256d {
         fast_lanes!(v4, a)
+    }
+
+    /// `fast_wide` of 8 lanes (garbage in a lane `near_wide` refuses).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    fn wide8(a: __m512d) -> __m512d {
+        fast_lanes!(v8, a, wide)
+    }
+
+    /// `fast_wide` of 4 lanes (likewise).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn wide4(a: __m256d) -> __m256d {
+        fast_lanes!(v4, a, wide)
+    }
+
+    /// `ln_wide_into` in AVX-512: 8 lanes a block (the last through a padded copy), then the
+    /// far elements one by one.
+    ///
+    /// # Safety
+    /// The processor must have AVX-512F, AVX2 and FMA.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) unsafe fn avx512_wide(xs: &[f64], out: &mut [MaybeUninit<f64>]) {
+        let n = xs.len().min(out.len());
+        // SAFETY: `xs` holds `n` readable elements and `out` `n` writable ones, apart; each
+        // block loads its 8 before storing them.
+        unsafe {
+            super::super::simd::by_eights(xs.as_ptr(), out.as_mut_ptr().cast(), n, 1.0, |s, d| {
+                _mm512_storeu_pd(d, wide8(_mm512_loadu_pd(s)))
+            })
+        };
+        super::super::simd::fix_far(&xs[..n], &mut out[..n], super::near_wide, ln_f64);
+    }
+
+    /// `ln_wide_into` in AVX2: twice 4 lanes a block, then the far elements one by one.
+    ///
+    /// # Safety
+    /// The processor must have AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn avx2_wide(xs: &[f64], out: &mut [MaybeUninit<f64>]) {
+        let n = xs.len().min(out.len());
+        // SAFETY: as in `avx512_wide`.
+        unsafe {
+            super::super::simd::by_eights(xs.as_ptr(), out.as_mut_ptr().cast(), n, 1.0, |s, d| {
+                for h in [0, 4] {
+                    _mm256_storeu_pd(d.add(h), wide4(_mm256_loadu_pd(s.add(h))))
+                }
+            })
+        };
+        super::super::simd::fix_far(&xs[..n], &mut out[..n], super::near_wide, ln_f64);
     }
 
     /// The slice loop in AVX-512: 8 lanes a block (the last through a padded copy), then the
@@ -337,7 +465,7 @@ mod lanes {
 
 #[cfg(test)]
 mod tests {
-    use super::{ln_f32, ln_f32_into};
+    use super::{ln_f32, ln_f32_into, ln_wide, ln_wide_into};
     use crate::backends::host::simd::float_checks::{
         check_array, check_slice_loop, every_4099th_f32, same, spread_f32,
     };
@@ -394,6 +522,79 @@ mod tests {
         // float32 (see the header), none of them in this sample.
         every_4099th_f32(|x| {
             let (got, want) = (ln_f32(x), f64::from(x).ln() as f32);
+            assert!(same(got, want), "{x:e}: {got:e}, not {want:e}");
+        });
+    }
+
+    /// Arguments for `ln_wide`: every binade, both sides of 1, the parts next to it, edges.
+    fn wide_arguments() -> Vec<f64> {
+        use crate::backends::host::dd_reference::uniform;
+        uniform(1 << 14, -1074.0, 1024.0, 7)
+            .map(f64::exp2)
+            .chain(uniform(1 << 13, 0.95, 1.05, 8))
+            .chain(uniform(1 << 13, -1.0, 1.0, 9))
+            .chain((0..1u64 << 14).map(|i| f64::from_bits(i.wrapping_mul(0x9e37_79b9_7f4a_7c15))))
+            .chain([
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                0.0,
+                -0.0,
+                1.0,
+                f64::MAX,
+                f64::MIN_POSITIVE,
+                f64::from_bits(1),
+            ])
+            .collect()
+    }
+
+    #[test]
+    fn the_wide_kernel_gives_the_same_bits_on_every_path() {
+        let xs = wide_arguments();
+        let scalar: Vec<f64> = xs.iter().map(|&x| ln_wide(x)).collect();
+        check_slice_loop(&xs, &scalar, ln_wide_into);
+        #[cfg(target_arch = "x86_64")]
+        if crate::backends::host::simd::has_avx2_fma() {
+            check_slice_loop(&xs, &scalar, |xs, out| {
+                // SAFETY: the processor has AVX2 and FMA, checked just above.
+                unsafe { super::lanes::avx2_wide(xs, out) }
+            });
+        }
+        check_slice_loop(&xs, &scalar, |xs, out| {
+            crate::backends::host::simd::map_near_far(
+                xs,
+                out,
+                super::fast_wide,
+                super::near_wide,
+                crate::backends::host::log_f64::ln_f64,
+            )
+        });
+    }
+
+    #[test]
+    fn the_wide_kernel_is_within_3_ulp_of_f64_and_fasts_bits_on_float32s() {
+        use crate::backends::host::dd_reference::{ln_reference, ulp_error};
+        let mut worst = 0f64;
+        for x in wide_arguments() {
+            let got = ln_wide(x);
+            if !(x > 0.0 && x < f64::INFINITY) {
+                let want = crate::backends::host::log_f64::ln_f64(x);
+                assert!(same(got, want), "{x:e}: {got:e}, not {want:e}");
+                continue;
+            }
+            if got == 0.0 {
+                assert_eq!(x, 1.0);
+                continue;
+            }
+            let err = ulp_error(got, ln_reference(x));
+            assert!(err <= 3.0, "ln_wide({x:e}) = {got:e}: {err} ulp off");
+            worst = worst.max(err);
+        }
+        assert!(worst > 0.5, "the reference itself is off: worst {worst}");
+        eprintln!("ln_wide: worst {worst} ulp of f64");
+        // On a float32 `z`'s second part is 0: `fast`'s bits, rounded once.
+        every_4099th_f32(|x| {
+            let (got, want) = (ln_wide(f64::from(x)) as f32, ln_f32(x));
             assert!(same(got, want), "{x:e}: {got:e}, not {want:e}");
         });
     }

@@ -376,8 +376,16 @@ pub(crate) fn halves_512() -> bool {
     *HALVES.get_or_init(|| match std::env::var("DLARRAY_VECTOR_BYTES").as_deref() {
         Ok("32") => true,
         Ok("64") => false,
-        _ => amd_family() == Some(0x19),
+        _ => amd_19h(),
     })
+}
+
+/// Whether the processor is AMD's family 19h (Zen 3 and Zen 4; of those only Zen 4 has
+/// AVX-512), read once. Where a kernel's best lanes differ between it and Intel's AVX-512
+/// cores, measured on both, the kernel asks this.
+pub(crate) fn amd_19h() -> bool {
+    static AMD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AMD.get_or_init(|| amd_family() == Some(0x19))
 }
 
 /// The processor's family where it is AMD's: the base family plus the extended one.
