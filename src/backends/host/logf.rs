@@ -3,184 +3,135 @@
 //! The C library's `logf` is a call per element (1.14 ns an element from Python on the
 //! Intel guest of `docs/benchmarks.md`, against NumPy's 0.38 and PyTorch's 0.13). This one
 //! computes in f64 and rounds once to float32, as [`super::expf`] does, by the method of
-//! glibc's `logf` (Szabolcs Nagy's) with a larger table and polynomial:
+//! glibc's `logf` (Szabolcs Nagy's) with a larger polynomial:
 //!
-//! `x = 2^k z` with `z` in `[OFF, 2 OFF)`, an interval split into 64 by `z`'s bits, and
+//! `x = 2^k z` with `z` in `[OFF, 2 OFF)`, an interval split into 32 by `z`'s bits, and
 //! `ln x = k ln2 - ln(invc) + ln(1 + r)` with `r = z invc - 1`. `invc` is near `1/c` for
 //! `c` the middle of `z`'s part, rounded to 20 bits, so that `z invc` (24 bits times 20) and
-//! `r` are exact; `-ln(invc)` is tabulated to f64. `OFF` puts 1 in the middle of part 32,
+//! `r` are exact; `-ln(invc)` is tabulated to f64. `OFF` puts 1 in the middle of part 16,
 //! whose `invc` is 1: near `x = 1`, `r = x - 1` exactly and the result keeps its relative
-//! accuracy. `|r| <= 1/128`, and `ln(1 + r) = r + r^2 P(r)` with `P` of degree 5 (relative
+//! accuracy. `|r| <= 1/64`, and `ln(1 + r) = r + r^2 P(r)` with `P` of degree 6 (relative
 //! error 2^-57). Float32 subnormals are normal f64s: no special case.
 //!
-//! Measured on all 2^32 float32s against glibc's f64 `ln` rounded to float32: three differ,
-//! each within 6.2e-17 (relatively) of halfway between two float32s. At 60 digits two of
-//! them are glibc's misroundings and this function's results are right; one
-//! (`x = 3.985e23`, 3.0e-17 from halfway) is this function's, one ulp off. glibc's own
-//! `logf` promises 0.82 ulp, PyTorch's SLEEF `logf_u10` 1 ulp. 0.83 ns an element in
-//! AVX-512 on the Intel guest (one thread; the C library's `logf` 2.1).
+//! Why 32 parts: in AVX-512 the two tables fit in eight registers and are read by permutes.
+//! With 64 parts and a polynomial of degree 5 (the same accuracy) they were read by gathers,
+//! which took a third of the loop's time on the AMD EPYC (Zen 4): 1.36-1.42 ns an element
+//! there then, one thread, 64K.
+//!
+//! Measured on all 2^32 float32s against glibc's f64 `ln` rounded to float32: three differ
+//! (the same three as with 64 parts), each within 6.2e-17 (relatively) of halfway between
+//! two float32s. At 60 digits two of them (`x = 1.1794383e-2`, `9.472636`) are glibc's
+//! misroundings and this function's results are right; one (`x = 3.985e23`, 3.0e-17 from
+//! halfway) is this function's, one ulp off.
+//! glibc's own `logf` promises 0.82 ulp, PyTorch's SLEEF `logf_u10` 1 ulp.
 //!
 //! Zero, negative numbers, infinity and NaN take `far`: the C library's answers (`-inf`,
-//! NaN, `inf`, NaN) without its call. The slice loop runs the branch-free `fast` over a block in AVX-512 or AVX2
-//! lanes (the table read by gathers), then redoes the block's few such elements. Every path
+//! NaN, `inf`, NaN) without its call. The slice loop runs the branch-free `fast` over a
+//! block in AVX-512 or AVX2 lanes, then redoes the block's few such elements. Every path
 //! gives the same bits: the same IEEE operations in the same order, no fused multiply-add.
 
-use super::poly::estrin6;
 use std::mem::MaybeUninit;
 
-/// The bits of `OFF`: 1 less 32.5 parts of `2^46` (0.74609375).
-const OFF: u64 = 0x3fe7_e000_0000_0000;
+/// The bits of `OFF`: 1 less 16.5 parts of `2^47` (0.7421875).
+const OFF: u64 = 0x3fe7_c000_0000_0000;
 /// Adding 1.5 * 2^52 to a small integer leaves it in the low bits of the sum's
 /// representation (and the reverse: the bits plus `n` less the sum is `n`).
 const SHIFT: f64 = 6_755_399_441_055_744.0;
 const LN2: f64 = std::f64::consts::LN_2;
 
-/// `(ln(1 + r) - r) / r^2` on `|r| <= 1/128`: the degree-5 polynomial through the
-/// Chebyshev nodes of that interval (computed at 50 digits, rounded to f64).
-const P: [f64; 6] = [
-    -0.500_000_000_000_000_9,
-    0.333_333_333_333_334_15,
-    -0.249_999_999_738_047_04,
-    0.199_999_999_767_152_55,
-    -0.166_678_111_387_138_84,
-    0.142_867_315_954_707_97,
+/// `(ln(1 + r) - r) / r^2` on `|r| <= 1/64`: the degree-6 polynomial through the 7
+/// Chebyshev nodes of that interval (computed at 60 digits, rounded to f64), relative error
+/// 2^-50 (2^-57 of `ln(1 + r)`).
+const P: [f64; 7] = [
+    f64::from_bits(0xbfe0000000000000),
+    f64::from_bits(0x3fd55555555561c8),
+    f64::from_bits(0xbfd0000000000b34),
+    f64::from_bits(0x3fc999998d26c9b2),
+    f64::from_bits(0xbfc555554a212f68),
+    f64::from_bits(0x3fc24ab2e4a28b0b),
+    f64::from_bits(0xbfc001667dbd1bd0),
 ];
 
-/// `invc` for each of the 64 parts of `[OFF, 2 OFF)` (computed at 50 digits).
-const INVC: [f64; 64] = [
+/// `invc` for each of the 32 parts of `[OFF, 2 OFF)`: `1/c` for `c` the part's middle,
+/// rounded to 20 bits (computed at 60 digits), 1 for the part around 1.
+const INVC: [f64; 32] = [
     1.333333969116211,
-    1.3195877075195312,
     1.306121826171875,
-    1.292928695678711,
     1.2800006866455078,
-    1.2673263549804688,
     1.2549018859863281,
-    1.2427177429199219,
     1.2307701110839844,
-    1.2190475463867188,
     1.2075462341308594,
-    1.1962623596191406,
     1.1851844787597656,
-    1.1743125915527344,
     1.1636371612548828,
-    1.1531524658203125,
     1.1428565979003906,
-    1.1327438354492188,
     1.1228065490722656,
-    1.1130428314208984,
     1.1034488677978516,
-    1.0940170288085938,
     1.0847454071044922,
-    1.0756301879882812,
     1.0666675567626953,
-    1.057851791381836,
     1.0491809844970703,
-    1.0406513214111328,
     1.0322589874267578,
-    1.0240001678466797,
     1.0158729553222656,
-    1.00787353515625,
     1.0,
-    0.9846153259277344,
     0.9696969985961914,
-    0.9552240371704102,
     0.9411764144897461,
-    0.9275360107421875,
     0.9142856597900391,
-    0.9014081954956055,
     0.8888893127441406,
-    0.8767127990722656,
     0.8648653030395508,
-    0.8533334732055664,
     0.8421049118041992,
-    0.8311691284179688,
     0.8205127716064453,
-    0.8101263046264648,
     0.8000001907348633,
-    0.7901229858398438,
     0.7804880142211914,
-    0.7710847854614258,
     0.7619047164916992,
-    0.7529411315917969,
     0.7441864013671875,
-    0.7356319427490234,
     0.7272729873657227,
-    0.7191009521484375,
     0.7111110687255859,
-    0.7032966613769531,
     0.6956520080566406,
-    0.6881723403930664,
     0.6808509826660156,
-    0.6736841201782227,
 ];
 /// `-ln(invc)` for each part, likewise.
 #[allow(clippy::excessive_precision)]
-const LOGC: [f64; 64] = [
+const LOGC: [f64; 32] = [
     -0.2876825492888254,
-    -0.27731934502087735,
     -0.26706230841177336,
-    -0.2569099518489235,
     -0.24686061437318488,
-    -0.23690944905508943,
     -0.22705739103069952,
-    -0.2173007094456957,
     -0.207640080033726,
-    -0.19806985415744724,
     -0.18859039494686775,
-    -0.17920199570167605,
     -0.16989844074877208,
-    -0.16068294793443852,
     -0.15155058358038093,
-    -0.14249946656065765,
     -0.13353091578725074,
-    -0.12464286243970299,
     -0.11583139829252123,
-    -0.10709755441091168,
     -0.09844060925491162,
-    -0.0898562695172145,
     -0.0813453116283524,
-    -0.07290671120344124,
     -0.06453935560224987,
-    -0.05624023986338186,
     -0.048009845034934905,
-    -0.03984678771532364,
     -0.03174959238385225,
-    -0.023716690530075742,
     -0.015748297363492616,
-    -0.007842700623754003,
     0.0,
-    0.015504246140611806,
     0.030771628864431744,
-    0.0458093721185345,
     0.06062468142108139,
-    0.07522365965619505,
     0.08961221829433369,
-    0.10379707680374632,
     0.11778255881933894,
-    0.13157582134706017,
     0.14518150320514564,
-    0.15860486626387887,
     0.1718506741592597,
-    0.1849219808662073,
     0.19782580293456642,
-    0.21056511183411583,
     0.22314331289565909,
-    0.2355666673593923,
     0.24783589568371575,
-    0.25995694329180835,
     0.2719337750882883,
-    0.28376823273529117,
     0.2954637360567914,
-    0.3070253631205119,
     0.3184533734907299,
-    0.3297535247910755,
     0.34092664657523974,
-    0.35197648276182475,
     0.362905732107976,
-    0.3737159776600028,
     0.3844118181196287,
-    0.39499394235132873,
 ];
+
+/// `P(r)` in one fixed order (Estrin's), on every path: `p01 + r^2 (p23 + r^2 (p45 + r^2 c6))`.
+#[inline(always)]
+fn poly(r: f64) -> f64 {
+    let r2 = r * r;
+    let (p01, p23, p45) = (P[0] + P[1] * r, P[2] + P[3] * r, P[4] + P[5] * r);
+    p01 + r2 * (p23 + r2 * (p45 + r2 * P[6]))
+}
 
 /// `ln x` rounded to float32: `-inf` for `±0`, NaN below 0 and for NaN, `inf` for `inf`.
 #[inline(always)]
@@ -214,9 +165,9 @@ fn far(x: f32) -> f32 {
 #[inline(always)]
 fn fast(x: f32) -> f32 {
     let bits = f64::from(x).to_bits();
-    // `k` in the top 12 bits (two's complement), the part's index in the next 6.
+    // `k` in the top 12 bits (two's complement), the part's index in the next 5.
     let tmp = bits.wrapping_sub(OFF);
-    let i = ((tmp >> 46) % 64) as usize;
+    let i = ((tmp >> 47) % 32) as usize;
     let (invc, logc) = (INVC[i], LOGC[i]);
     let z = f64::from_bits(bits.wrapping_sub(tmp & (0xfff << 52)));
     // `k + 1024` (nonnegative: `x >= 2^-149`), then `k` as an f64 without a 64-bit integer
@@ -225,7 +176,7 @@ fn fast(x: f32) -> f32 {
     let k = f64::from_bits(SHIFT.to_bits() + kb) - (SHIFT + 1024.0);
     let r = z * invc - 1.0;
     let r2 = r * r;
-    ((k * LN2 + logc) + (r + r2 * estrin6(r, &P))) as f32
+    ((k * LN2 + logc) + (r + r2 * poly(r))) as f32
 }
 
 /// `z`'s low bits that `r`'s second part takes in [`fast_wide`] (20, the bits of `invc`).
@@ -241,7 +192,7 @@ const Z_LO: u64 = (1 << 20) - 1;
 fn fast_wide(x: f64) -> f64 {
     let bits = x.to_bits();
     let tmp = bits.wrapping_sub(OFF);
-    let i = ((tmp >> 46) % 64) as usize;
+    let i = ((tmp >> 47) % 32) as usize;
     let (invc, logc) = (INVC[i], LOGC[i]);
     let z = bits.wrapping_sub(tmp & (0xfff << 52));
     let kb = tmp.wrapping_add(1024 << 52) >> 52;
@@ -249,7 +200,7 @@ fn fast_wide(x: f64) -> f64 {
     let (z_hi, z_all) = (f64::from_bits(z & !Z_LO), f64::from_bits(z));
     let r = (z_hi * invc - 1.0) + (z_all - z_hi) * invc;
     let r2 = r * r;
-    (k * LN2 + logc) + (r + r2 * estrin6(r, &P))
+    (k * LN2 + logc) + (r + r2 * poly(r))
 }
 
 /// Whether `fast_wide` takes `x`: normal, positive and finite (false for NaN).
@@ -309,8 +260,8 @@ pub(crate) fn ln_f32_into(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
     super::simd::map_near_far(xs, out, fast, near, far)
 }
 
-/// `fast` in AVX-512 (8 lanes) and AVX2 (4 lanes): the same operations, the table read by
-/// gathers.
+/// `fast` in AVX-512 (8 lanes) and AVX2 (4 lanes): the same operations, the tables read by
+/// two-source permutes from registers in AVX-512 and by gathers in AVX2.
 #[cfg(target_arch = "x86_64")]
 mod lanes {
     use super::{INVC, LN2, LOGC, MaybeUninit, OFF, P, SHIFT, Z_LO, far, near};
@@ -318,15 +269,18 @@ mod lanes {
     use crate::backends::host::log_f64::ln_f64;
     use std::arch::x86_64::*;
 
-    /// `fast`'s body over one vector of f64 lanes, `$v` naming the module of the width's
-    /// operations.
+    /// `fast`'s body over one vector of f64 lanes: `$v` names the module of the width's
+    /// operations, `$look` reads `(invc, logc)` at the parts' indices, and the last form
+    /// computes `r` from `z`'s bits and `invc` (`fast_wide`'s in two parts).
     macro_rules! fast_lanes {
-        ($v:ident, $a:expr) => {
-            fast_lanes!($v, $a, |z, invc| sub(mul(as_float(z), invc), set(1.0)))
+        ($v:ident, $a:expr, $look:expr) => {
+            fast_lanes!($v, $a, $look, |z, invc| sub(
+                mul(as_float(z), invc),
+                set(1.0)
+            ))
         };
-        // `fast_wide`'s body: `r` from `z` in two parts.
-        ($v:ident, $a:expr, wide) => {
-            fast_lanes!($v, $a, |z, invc| {
+        ($v:ident, $a:expr, $look:expr, wide) => {
+            fast_lanes!($v, $a, $look, |z, invc| {
                 let z_hi = as_float(andi(z, seti(!Z_LO)));
                 add(
                     sub(mul(z_hi, invc), set(1.0)),
@@ -334,13 +288,11 @@ mod lanes {
                 )
             })
         };
-        ($v:ident, $a:expr, |$z:ident, $invc:ident| $r:expr) => {{
+        ($v:ident, $a:expr, $look:expr, |$z:ident, $invc:ident| $r:expr) => {{
             use $v::*;
             let bits = as_int($a);
             let tmp = subi(bits, seti(OFF));
-            let i = andi(srl::<46>(tmp), seti(63));
-            // SAFETY: each index is below 64, and both tables hold 64 f64s (scale 8 bytes).
-            let (invc, logc) = unsafe { (gather(&INVC, i), gather(&LOGC, i)) };
+            let (invc, logc) = $look(andi(srl::<47>(tmp), seti(31)));
             let $z = subi(bits, andi(tmp, seti(0xfff << 52)));
             let kb = srl::<52>(addi(tmp, seti(1024 << 52)));
             let k = sub(
@@ -353,37 +305,68 @@ mod lanes {
             let p01 = add(set(P[0]), mul(set(P[1]), r));
             let p23 = add(set(P[2]), mul(set(P[3]), r));
             let p45 = add(set(P[4]), mul(set(P[5]), r));
-            let p = add(p01, mul(r2, add(p23, mul(r2, p45))));
+            let p = add(
+                p01,
+                mul(r2, add(p23, mul(r2, add(p45, mul(r2, set(P[6])))))),
+            );
             add(add(mul(k, set(LN2)), logc), add(r, mul(r2, p)))
         }};
+    }
+
+    /// Both tables in registers, for the AVX-512 loops (loaded once per slice).
+    type Tables = (v8::Table32, v8::Table32);
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    fn tables() -> Tables {
+        (v8::load32(&INVC), v8::load32(&LOGC))
+    }
+
+    /// `(invc, logc)` at the indices `i` (each below 32) by permutes: on the AMD EPYC (Zen 4)
+    /// two gathers of 8 took a third of the loop's time.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    fn look8(t: &Tables, i: __m512i) -> (__m512d, __m512d) {
+        (
+            v8::as_float(v8::pick32(&t.0, i)),
+            v8::as_float(v8::pick32(&t.1, i)),
+        )
+    }
+
+    /// `(invc, logc)` at the indices `i` (each below 32) by gathers.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn look4(i: __m256i) -> (__m256d, __m256d) {
+        // SAFETY: each index is below 32, and both tables hold 32 f64s (scale 8 bytes).
+        unsafe { (v4::gather(&INVC, i), v4::gather(&LOGC, i)) }
     }
 
     /// `fast` of 8 lanes (garbage in a lane `near` refuses).
     #[inline]
     #[target_feature(enable = "avx512f,avx2,fma")]
-    fn lanes8(a: __m512d) -> __m512d {
-        fast_lanes!(v8, a)
+    fn lanes8(t: &Tables, a: __m512d) -> __m512d {
+        fast_lanes!(v8, a, |i| look8(t, i))
     }
 
     /// `fast` of 4 lanes (likewise).
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     fn lanes4(a: __m256d) -> __m256d {
-        fast_lanes!(v4, a)
+        fast_lanes!(v4, a, look4)
     }
 
     /// `fast_wide` of 8 lanes (garbage in a lane `near_wide` refuses).
     #[inline]
     #[target_feature(enable = "avx512f,avx2,fma")]
-    fn wide8(a: __m512d) -> __m512d {
-        fast_lanes!(v8, a, wide)
+    fn wide8(t: &Tables, a: __m512d) -> __m512d {
+        fast_lanes!(v8, a, |i| look8(t, i), wide)
     }
 
     /// `fast_wide` of 4 lanes (likewise).
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     fn wide4(a: __m256d) -> __m256d {
-        fast_lanes!(v4, a, wide)
+        fast_lanes!(v4, a, look4, wide)
     }
 
     /// `ln_wide_into` in AVX-512: 8 lanes a block (the last through a padded copy), then the
@@ -394,11 +377,12 @@ mod lanes {
     #[target_feature(enable = "avx512f,avx2,fma")]
     pub(super) unsafe fn avx512_wide(xs: &[f64], out: &mut [MaybeUninit<f64>]) {
         let n = xs.len().min(out.len());
+        let t = tables();
         // SAFETY: `xs` holds `n` readable elements and `out` `n` writable ones, apart; each
         // block loads its 8 before storing them.
         unsafe {
             super::super::simd::by_eights(xs.as_ptr(), out.as_mut_ptr().cast(), n, 1.0, |s, d| {
-                _mm512_storeu_pd(d, wide8(_mm512_loadu_pd(s)))
+                _mm512_storeu_pd(d, wide8(&t, _mm512_loadu_pd(s)))
             })
         };
         super::super::simd::fix_far(&xs[..n], &mut out[..n], super::near_wide, ln_f64);
@@ -430,12 +414,13 @@ mod lanes {
     #[target_feature(enable = "avx512f,avx2,fma")]
     pub(super) unsafe fn avx512(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
         let n = xs.len().min(out.len());
+        let t = tables();
         // SAFETY: `xs` holds `n` readable elements and `out` `n` writable ones, apart; each
         // block loads its 8 before storing them.
         unsafe {
             super::super::simd::by_eights(xs.as_ptr(), out.as_mut_ptr().cast(), n, 1.0, |s, d| {
                 let a = _mm512_cvtps_pd(_mm256_loadu_ps(s));
-                _mm256_storeu_ps(d, _mm512_cvtpd_ps(lanes8(a)))
+                _mm256_storeu_ps(d, _mm512_cvtpd_ps(lanes8(&t, a)))
             })
         };
         super::super::simd::fix_far(&xs[..n], &mut out[..n], near, far);
