@@ -209,6 +209,9 @@ pub(crate) fn unary(
                 (UnaryOp::Exp, DType::F64) => contiguous_map(be, dev, *x, 8, exp_f64::exp_f64_into),
                 (UnaryOp::Log, DType::F32) => contiguous_map(be, dev, *x, 8, logf::ln_f32_into),
                 (UnaryOp::Log, DType::F64) => contiguous_map(be, dev, *x, 8, log_f64::ln_f64_into),
+                (UnaryOp::Log1p, DType::F64) => {
+                    contiguous_map(be, dev, *x, 24, log_f64::ln_1p_f64_into)
+                }
                 (UnaryOp::Tanh, DType::F32) => {
                     contiguous_map(be, dev, *x, 16, tanhf::tanh_f32_into)
                 }
