@@ -7,7 +7,7 @@
 //! `docs/benchmarks.md`, from Python on 1M float32s, `log1p` took 5.5 ms and `expm1` 6.6 ms
 //! against NumPy's 0.5 ms (its AVX-512 loops), 0.07-0.10x; `sinh` 0.06x.
 //!
-//! Accuracy. The kernels are within 1.81 (`ln_wide`, relatively ~2^-51) and 0.517 (`exp`)
+//! Accuracy. The kernels are within 2.06 (`ln_wide`, relatively ~2^-51) and 0.517 (`exp`)
 //! ulp of float64, and each `pre`/`post` below adds at most a few float64 roundings,
 //! relatively 2^-40 or less of the result on the paths that use them (the bounds are at each
 //! function). A float32 is 2^29 times coarser, so the one rounding to float32 is correct

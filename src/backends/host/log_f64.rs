@@ -748,12 +748,14 @@ mod x86 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::{ln_1p_f64, ln_1p_f64_into, ln_f64, ln_f64_into};
     use crate::backends::host::dd_reference::{ln_reference, ulp_error, uniform};
     use crate::backends::host::simd::float_checks::{check_array, check_slice_loop, ulps};
 
-    fn arguments() -> Vec<f64> {
+    /// Arguments for the float64 logarithms (`logf::ln_wide` takes them too): both sides of
+    /// 1, the parts next to it, every binade, edges.
+    pub(in crate::backends::host) fn arguments() -> Vec<f64> {
         uniform(1 << 14, 0.0, 4.0, 1)
             .chain(uniform(1 << 13, 0.99, 1.01, 2))
             .chain(uniform(1 << 13, -1.0, 1.0, 3))
