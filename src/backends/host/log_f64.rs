@@ -510,7 +510,7 @@ fn fast(x: f64, k_extra: f64, e: Option<f64>) -> f64 {
     // to `r_lo` with its rounding error (near `x = 0` that error is 2^-50 of the result).
     let (r_lo, lo_err) = match e {
         Some(e) => {
-            let more = e * f64::from_bits((0x3ff << 52) - kbits) * invc;
+            let more = e * f64::from_bits((0x3ff_u64 << 52).wrapping_sub(kbits)) * invc;
             let sum = r_lo + more;
             (sum, two_sum_err(r_lo, more, sum))
         }
@@ -784,22 +784,8 @@ pub(super) mod tests {
         // length, then through the backend's kernels, strided too.
         check_slice_loop(&xs, &scalar, ln_f64_into);
         check_array(&xs, &scalar, crate::Array::log);
-        // Each vector loop the processor has, whichever `ln_f64_into` picks here.
         #[cfg(target_arch = "x86_64")]
-        {
-            use super::x86::{avx2_run, avx512_run};
-            use crate::backends::host::simd::{has_avx2_fma, has_avx512};
-            if has_avx512() {
-                check_slice_loop(&xs, &scalar, |xs, out| {
-                    through::<false>(avx512_run::<false>, xs, out)
-                });
-            }
-            if has_avx2_fma() {
-                check_slice_loop(&xs, &scalar, |xs, out| {
-                    through::<false>(avx2_run::<false>, xs, out)
-                });
-            }
-        }
+        each_vector_loop::<false>(&xs, &scalar);
     }
 
     #[test]
@@ -814,19 +800,24 @@ pub(super) mod tests {
         check_slice_loop(&xs, &scalar, ln_1p_f64_into);
         check_array(&xs, &scalar, crate::Array::log1p);
         #[cfg(target_arch = "x86_64")]
-        {
-            use super::x86::{avx2_run, avx512_run};
-            use crate::backends::host::simd::{has_avx2_fma, has_avx512};
-            if has_avx512() {
-                check_slice_loop(&xs, &scalar, |xs, out| {
-                    through::<true>(avx512_run::<true>, xs, out)
-                });
-            }
-            if has_avx2_fma() {
-                check_slice_loop(&xs, &scalar, |xs, out| {
-                    through::<true>(avx2_run::<true>, xs, out)
-                });
-            }
+        each_vector_loop::<true>(&xs, &scalar);
+    }
+
+    /// `check_slice_loop` through each vector loop the processor has, whichever the slice
+    /// function picks here.
+    #[cfg(target_arch = "x86_64")]
+    fn each_vector_loop<const ONE_P: bool>(xs: &[f64], scalar: &[f64]) {
+        use super::x86::{avx2_run, avx512_run};
+        use crate::backends::host::simd::{has_avx2_fma, has_avx512};
+        if has_avx512() {
+            check_slice_loop(xs, scalar, |xs, out| {
+                through::<ONE_P>(avx512_run::<ONE_P>, xs, out)
+            });
+        }
+        if has_avx2_fma() {
+            check_slice_loop(xs, scalar, |xs, out| {
+                through::<ONE_P>(avx2_run::<ONE_P>, xs, out)
+            });
         }
     }
 
