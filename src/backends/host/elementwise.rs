@@ -10,7 +10,7 @@ use super::math::{
     dispatch_arith,
 };
 use super::{HostBackend, HostBuffer, HostDevice, finish};
-use super::{exp_f64, expf, log_f64, logf, simd, sincos_f64, sincosf, tanh_f64, tanhf};
+use super::{exp_f64, expf, inv_trigf, log_f64, logf, simd, sincos_f64, sincosf, tanh_f64, tanhf};
 use crate::backends::op::expect_out;
 use crate::backends::{BinaryOp, SharedBuffer, TensorRef, UnaryOp};
 use crate::dtype::{DType, Element};
@@ -247,6 +247,15 @@ pub(crate) fn unary(
                 }
                 (UnaryOp::Atanh, DType::F32) => {
                     contiguous_map(be, dev, *x, 16, via::atanh_f32_into)
+                }
+                (UnaryOp::Asin, DType::F32) => {
+                    contiguous_map(be, dev, *x, 16, inv_trigf::asin_f32_into)
+                }
+                (UnaryOp::Acos, DType::F32) => {
+                    contiguous_map(be, dev, *x, 16, inv_trigf::acos_f32_into)
+                }
+                (UnaryOp::Atan, DType::F32) => {
+                    contiguous_map(be, dev, *x, 16, inv_trigf::atan_f32_into)
                 }
                 _ => None,
             };

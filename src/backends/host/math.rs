@@ -2,6 +2,7 @@
 //! Integers wrap (as NumPy's do); half floats compute in f32; max/min propagate NaN.
 
 use super::f32_via_f64 as via;
+use super::inv_trigf as inv;
 use crate::dtype::Element;
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
@@ -332,7 +333,8 @@ real_float!(f32: f32, f64: f64, f16: f32, bf16: f32);
 
 macro_rules! float_math {
     ($($t:ty: $exp:expr, $ln:expr, $tanh:expr, $sin:expr, $cos:expr, $sinh:expr, $cosh:expr,
-        $asinh:expr, $acosh:expr, $atanh:expr, $expm1:expr, $log1p:expr),*) => {$(
+        $asinh:expr, $acosh:expr, $atanh:expr, $expm1:expr, $log1p:expr, $asin:expr, $acos:expr,
+        $atan:expr),*) => {$(
         impl Arith for $t {
             #[inline(always)] fn add(self, o: Self) -> Self { self + o }
             #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
@@ -363,7 +365,10 @@ macro_rules! float_math {
             #[inline(always)] fn atanh_(self) -> Self { $atanh(self) }
             #[inline(always)] fn expm1_(self) -> Self { $expm1(self) }
             #[inline(always)] fn log1p_(self) -> Self { $log1p(self) }
-            forward!(sqrt_ => sqrt, asin_ => asin, acos_ => acos, atan_ => atan);
+            #[inline(always)] fn asin_(self) -> Self { $asin(self) }
+            #[inline(always)] fn acos_(self) -> Self { $acos(self) }
+            #[inline(always)] fn atan_(self) -> Self { $atan(self) }
+            forward!(sqrt_ => sqrt);
         }
     )*};
 }
@@ -391,15 +396,17 @@ fn acosh_f64(x: f64) -> f64 {
 }
 // Both exps and float32's ln, tanh, sin and cos vectorise (`expf`, `exp_f64`, `logf`,
 // `tanhf`, `sincosf`), as do float32's hyperbolic functions, expm1 and log1p (through the
-// float64 loops, `f32_via_f64`) and float64's log1p (`log_f64`); the strided path calls the
-// same functions.
+// float64 loops, `f32_via_f64`), float32's asin, acos and atan (`inv_trigf`) and float64's
+// log1p (`log_f64`); the strided path calls the same functions.
 float_math!(
     f32: super::expf::exp_f32, super::logf::ln_f32, super::tanhf::tanh_f32,
         super::sincosf::sin_f32, super::sincosf::cos_f32, via::sinh_f32, via::cosh_f32,
         via::asinh_f32, via::acosh_f32, via::atanh_f32, via::expm1_f32, via::log1p_f32,
+        inv::asin_f32, inv::acos_f32, inv::atan_f32,
     f64: super::exp_f64::exp_f64, super::log_f64::ln_f64, super::tanh_f64::tanh_f64,
         super::sincos_f64::sin_f64, super::sincos_f64::cos_f64, f64::sinh, f64::cosh,
-        asinh_f64, acosh_f64, f64::atanh, f64::exp_m1, super::log_f64::ln_1p_f64
+        asinh_f64, acosh_f64, f64::atanh, f64::exp_m1, super::log_f64::ln_1p_f64,
+        f64::asin, f64::acos, f64::atan
 );
 
 macro_rules! half_math {
@@ -440,7 +447,11 @@ macro_rules! half_math {
             #[inline(always)] fn cos_(self) -> Self {
                 <$t>::from_f32(super::sincosf::cos_f32(self.to_f32()))
             }
-            forward_f32!($t: sqrt_ => sqrt, asin_ => asin, acos_ => acos, atan_ => atan, sinh_ => sinh,
+            // And float32's asin, acos and atan (`inv_trigf`).
+            #[inline(always)] fn asin_(self) -> Self { <$t>::from_f32(inv::asin_f32(self.to_f32())) }
+            #[inline(always)] fn acos_(self) -> Self { <$t>::from_f32(inv::acos_f32(self.to_f32())) }
+            #[inline(always)] fn atan_(self) -> Self { <$t>::from_f32(inv::atan_f32(self.to_f32())) }
+            forward_f32!($t: sqrt_ => sqrt, sinh_ => sinh,
                 cosh_ => cosh, asinh_ => asinh, acosh_ => acosh, atanh_ => atanh,
                 expm1_ => exp_m1, log1p_ => ln_1p);
         }

@@ -19,6 +19,7 @@ mod foreign;
 #[cfg(target_arch = "x86_64")]
 mod gemm_avx2;
 mod helpers;
+mod inv_trigf;
 mod l1d;
 #[cfg(target_arch = "x86_64")]
 mod lanes;
