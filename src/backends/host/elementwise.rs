@@ -10,7 +10,9 @@ use super::math::{
     dispatch_arith,
 };
 use super::{HostBackend, HostBuffer, HostDevice, finish};
-use super::{exp_f64, expf, inv_trigf, log_f64, logf, simd, sincos_f64, sincosf, tanh_f64, tanhf};
+use super::{
+    exp_f64, expf, expm1_f64, inv_trigf, log_f64, logf, simd, sincos_f64, sincosf, tanh_f64, tanhf,
+};
 use crate::backends::op::expect_out;
 use crate::backends::{BinaryOp, SharedBuffer, TensorRef, UnaryOp};
 use crate::dtype::{DType, Element};
@@ -217,6 +219,15 @@ pub(crate) fn unary(
                 }
                 (UnaryOp::Tanh, DType::F64) => {
                     contiguous_map(be, dev, *x, 24, tanh_f64::tanh_f64_into)
+                }
+                (UnaryOp::Expm1, DType::F64) => {
+                    contiguous_map(be, dev, *x, 16, expm1_f64::expm1_f64_into)
+                }
+                (UnaryOp::Sinh, DType::F64) => {
+                    contiguous_map(be, dev, *x, 24, expm1_f64::sinh_f64_into)
+                }
+                (UnaryOp::Cosh, DType::F64) => {
+                    contiguous_map(be, dev, *x, 24, expm1_f64::cosh_f64_into)
                 }
                 (UnaryOp::Sin, DType::F32) => {
                     contiguous_map(be, dev, *x, 16, sincosf::sin_f32_into)

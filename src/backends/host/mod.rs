@@ -14,6 +14,7 @@ mod elementwise;
 mod engine;
 mod exp_f64;
 mod expf;
+mod expm1_f64;
 mod f32_via_f64;
 mod foreign;
 #[cfg(target_arch = "x86_64")]

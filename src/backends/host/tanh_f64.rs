@@ -20,37 +20,20 @@
 //! error and the roundings of `tmp`'s small terms, relative to `m`). The exact
 //! residuals come from fused multiply-adds in the vector loops and from Dekker's products
 //! in the scalar function, which give the same values (each is exact, or the one rounding
-//! of an exact value), so every path gives the same bits.
+//! of an exact value), so every path gives the same bits. `m` and the quotient are
+//! `expm1_f64`'s [`em1`] and [`ratio`] (and their lanes), which `expm1`, `sinh` and `cosh`
+//! share.
 //!
 //! Past `|x| = 22` (clamped there) `tanh` rounds to 1 (`1 - tanh 19.1 < 2^-54`); below
 //! `2^-27` it rounds to `x` (`x^3 / 3 < 2^-55 |x|`), which is selected, so no step ever
 //! meets a subnormal. Taking `|x|` and putting the sign back makes the function odd bit
 //! for bit; NaN fails both comparisons and stays NaN.
 
-use super::exp_f64::{Reduced, reduce_with};
-use super::poly::estrin6;
-use super::poly::two_sum_err;
+use super::expm1_f64::{SIGN, TINY, em1, ratio};
 use std::mem::MaybeUninit;
 
 /// `tanh` rounds to 1 past this `|x|`.
 const HI: f64 = 22.0;
-/// `tanh x` rounds to `x` below this `|x|` (2^-27).
-const TINY: f64 = 7.450_580_596_923_828e-9;
-const SIGN: u64 = 1 << 63;
-
-/// `e^r - 1 - r ~ r^2 (D[0] + D[1] r + ... + D[5] r^5)` on `|r| <= ln2/64`: interpolated at
-/// the Chebyshev nodes of that interval (at 60 digits, rounded to f64), within 3.1e-22
-/// absolutely. `exp`'s degree-6 `C` (2.2e-19) is not close enough here: where `k = 1`,
-/// `m` (down to 0.0109) is the difference of `scale - 1` and `scale tmp`, and its error
-/// relative to `m` is ~90 times `tmp`'s.
-const D: [f64; 6] = [
-    0.5,
-    f64::from_bits(0x3fc5_5555_5555_5555),
-    f64::from_bits(0x3fa5_5555_5554_e93c),
-    f64::from_bits(0x3f81_1111_1110_e106),
-    f64::from_bits(0x3f56_c170_c680_344c),
-    f64::from_bits(0x3f2a_01a4_4472_3f6e),
-];
 
 /// `tanh x` within ~0.5 ulp: `±1` past `|x| ~ 19.1`, `x` itself below `2^-27`, `-0` for
 /// `-0`, NaN for NaN.
@@ -59,71 +42,11 @@ pub(crate) fn tanh_f64(x: f64) -> f64 {
     let a = x.abs();
     // `min(HI, a)` as `vminpd` computes it: NaN fails `HI < a` and stays.
     let a = if HI < a { HI } else { a };
-    let Reduced {
-        r_hi,
-        rest,
-        tail,
-        bits,
-        ..
-    } = reduce_with(a + a, |r, r2| r2 * estrin6(r, &D));
-    let s = f64::from_bits(bits);
-    let tmp = r_hi + rest;
-    let b = s * tmp;
-    let s1 = s - 1.0;
-    let m = s1 + b;
-    // Fast two-sums: `|s1| >= |b|` (`s1 >= 0.0219` where `k >= 1`, `|b| < 0.0115`; `s1 = 0`
-    // where `k = 0`), and `|r_hi| >= |rest|` but where both are below ~2^-52, whose error
-    // (~2^-106) is lost beside `s1`.
-    let lost = (rest - (tmp - r_hi)) + tail * tmp;
-    let m_lo = (b - (m - s1)) + (prod_err(s, tmp, b) + s * lost);
-    let d = m + 2.0;
-    let d_lo = two_sum_err(m, 2.0, d) + m_lo;
-    let inv = 1.0 / d;
-    let q0 = m * inv;
-    let q = q0 + (quotient_residual(m, q0, d) + (m_lo - q0 * d_lo)) * inv;
+    let (m, m_lo) = em1::<false>(a + a);
+    let (q0, q_lo) = ratio(m, m_lo, 2.0);
+    let q = q0 + q_lo;
     let t = if a < TINY { a } else { q };
     f64::from_bits(t.to_bits() | (x.to_bits() & SIGN))
-}
-
-/// `a b - p` for `p = a b` rounded: exact, as the error of a product is (no operand here is
-/// near the subnormals). The vector loops take it from a fused multiply-add.
-#[inline(always)]
-fn prod_err(a: f64, b: f64, p: f64) -> f64 {
-    if cfg!(any(target_feature = "fma", target_arch = "aarch64")) {
-        a.mul_add(b, -p)
-    } else {
-        dekker_prod_err(a, b, p)
-    }
-}
-
-/// [`prod_err`] without a fused multiply-add (x86-64's baseline has none, and the C
-/// library's `fma` would be a call): Dekker's product of the halves of [`split`].
-#[inline(always)]
-fn dekker_prod_err(a: f64, b: f64, p: f64) -> f64 {
-    let ((ah, al), (bh, bl)) = (split(a), split(b));
-    ((ah * bh - p) + ah * bl + al * bh) + al * bl
-}
-
-/// `m - q d` rounded once, for `q` within a few ulps of `m / d` (a fused multiply-add in the
-/// vector loops): `q d = p + e` exactly, and `m - p` is exact (`p` is within a factor 2 of
-/// `m`), so `(m - p) - e` is the one rounding of the exact value.
-#[inline(always)]
-fn quotient_residual(m: f64, q: f64, d: f64) -> f64 {
-    if cfg!(any(target_feature = "fma", target_arch = "aarch64")) {
-        (-q).mul_add(d, m)
-    } else {
-        let p = q * d;
-        (m - p) - prod_err(q, d, p)
-    }
-}
-
-/// Dekker's split: `a = hi + lo` with each half fitting 26 bits, so that products of halves
-/// are exact (`|a| < 2^995`).
-#[inline(always)]
-fn split(a: f64) -> (f64, f64) {
-    let c = 134_217_729.0 * a;
-    let hi = c - (c - a);
-    (hi, a - hi)
 }
 
 /// `out[i] = tanh_f64(xs[i])` for every `i` below the shorter of the two lengths (callers
@@ -152,8 +75,10 @@ pub(crate) fn tanh_f64_into(xs: &[f64], out: &mut [MaybeUninit<f64>]) {
 /// registers) or twice 4 (AVX2, its tables read by gathers).
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{D, HI, SIGN, TINY};
+    use super::{HI, SIGN, TINY};
     use crate::backends::host::exp_f64::x86::{reduce4, reduce8, tables};
+    use crate::backends::host::expm1_f64::D;
+    use crate::backends::host::expm1_f64::x86::{em1_lanes, ratio_lanes};
     use crate::backends::host::lanes::{v4, v8};
     use crate::backends::host::poly::{avx2, avx512};
     use crate::backends::host::simd::by_eights;
@@ -165,25 +90,10 @@ mod x86 {
         ($v:ident, $x:expr, $reduce:expr, $estrin6:path) => {{
             use $v::*;
             let x = $x;
-            let zero = set(0.0);
             let a = min(set(HI), as_float(andi(as_int(x), seti(!SIGN))));
-            let (r_hi, rest, tail, s) = $reduce(add(a, a), |r, r2| mul(r2, $estrin6(r, &D)));
-            let tmp = add(r_hi, rest);
-            let b = mul(s, tmp);
-            let s1 = sub(s, set(1.0));
-            let m = add(s1, b);
-            let lost = add(sub(rest, sub(tmp, r_hi)), mul(tail, tmp));
-            let m_lo = add(
-                sub(b, sub(m, s1)),
-                add(fma(s, tmp, sub(zero, b)), mul(s, lost)),
-            );
-            let d = add(m, set(2.0));
-            let d_lo = add(two_sum_err(m, set(2.0), d), m_lo);
-            let inv = div(set(1.0), d);
-            let q0 = mul(m, inv);
-            let res = fma(sub(zero, q0), d, m);
-            let q = add(q0, mul(add(res, sub(m_lo, mul(q0, d_lo))), inv));
-            let t = select_lt(a, set(TINY), a, q);
+            let (m, m_lo) = em1_lanes!($v, false, add(a, a), $reduce, $estrin6);
+            let (q0, q_lo) = ratio_lanes!($v, m, m_lo, 2.0);
+            let t = select_lt(a, set(TINY), a, add(q0, q_lo));
             as_float(ori(as_int(t), andi(as_int(x), seti(SIGN))))
         }};
     }
@@ -273,7 +183,7 @@ mod tests {
             let (a, b) = (x.abs().clamp(1e-30, 1e30), y.abs().clamp(1e-30, 1e30));
             let p = a * b;
             assert_eq!(
-                super::dekker_prod_err(a, b, p),
+                crate::backends::host::expm1_f64::dekker_prod_err(a, b, p),
                 a.mul_add(b, -p),
                 "{a:e} {b:e}"
             );
