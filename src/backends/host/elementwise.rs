@@ -11,7 +11,8 @@ use super::math::{
 };
 use super::{HostBackend, HostBuffer, HostDevice, finish};
 use super::{
-    exp_f64, expf, expm1_f64, inv_trigf, log_f64, logf, simd, sincos_f64, sincosf, tanh_f64, tanhf,
+    atan_f64, exp_f64, expf, expm1_f64, inv_trigf, log_f64, logf, simd, sincos_f64, sincosf,
+    tanh_f64, tanhf,
 };
 use crate::backends::op::expect_out;
 use crate::backends::{BinaryOp, SharedBuffer, TensorRef, UnaryOp};
@@ -219,6 +220,9 @@ pub(crate) fn unary(
                 }
                 (UnaryOp::Tanh, DType::F64) => {
                     contiguous_map(be, dev, *x, 24, tanh_f64::tanh_f64_into)
+                }
+                (UnaryOp::Atan, DType::F64) => {
+                    contiguous_map(be, dev, *x, 16, atan_f64::atan_f64_into)
                 }
                 (UnaryOp::Expm1, DType::F64) => {
                     contiguous_map(be, dev, *x, 16, expm1_f64::expm1_f64_into)

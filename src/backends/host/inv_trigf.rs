@@ -70,7 +70,7 @@ const TAN_3PI_8: f64 = std::f64::consts::SQRT_2 + 1.0;
 /// 1.52-1.56 ns an element against 1.73-1.74). No fused multiply-add: every path rounds
 /// alike.
 #[inline(always)]
-fn estrin<const N: usize>(s: f64, c: &[f64; N]) -> f64 {
+pub(super) fn estrin<const N: usize>(s: f64, c: &[f64; N]) -> f64 {
     const { assert!(N == 10 || N == 12) };
     let s2 = s * s;
     let s4 = s2 * s2;

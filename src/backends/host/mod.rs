@@ -4,6 +4,7 @@
 //! array's shards really run side by side.
 
 mod affinity;
+mod atan_f64;
 mod buffer;
 mod cast;
 mod complex_edges;
