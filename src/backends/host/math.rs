@@ -397,8 +397,8 @@ fn acosh_f64(x: f64) -> f64 {
 // Both exps and float32's ln, tanh, sin and cos vectorise (`expf`, `exp_f64`, `logf`,
 // `tanhf`, `sincosf`), as do float32's hyperbolic functions, expm1 and log1p (through the
 // float64 loops, `f32_via_f64`), float32's asin, acos and atan (`inv_trigf`), float64's
-// expm1, sinh and cosh (`expm1_f64`), atan (`atan_f64`) and log1p (`log_f64`); the strided
-// path calls the same functions.
+// expm1, sinh and cosh (`expm1_f64`), atan (`atan_f64`), atanh (`atanh_f64`) and log1p
+// (`log_f64`); the strided path calls the same functions.
 float_math!(
     f32: super::expf::exp_f32, super::logf::ln_f32, super::tanhf::tanh_f32,
         super::sincosf::sin_f32, super::sincosf::cos_f32, via::sinh_f32, via::cosh_f32,
@@ -406,7 +406,7 @@ float_math!(
         inv::asin_f32, inv::acos_f32, inv::atan_f32,
     f64: super::exp_f64::exp_f64, super::log_f64::ln_f64, super::tanh_f64::tanh_f64,
         super::sincos_f64::sin_f64, super::sincos_f64::cos_f64, super::expm1_f64::sinh_f64,
-        super::expm1_f64::cosh_f64, asinh_f64, acosh_f64, f64::atanh,
+        super::expm1_f64::cosh_f64, asinh_f64, acosh_f64, super::atanh_f64::atanh_f64,
         super::expm1_f64::expm1_f64, super::log_f64::ln_1p_f64,
         f64::asin, f64::acos, super::atan_f64::atan_f64
 );

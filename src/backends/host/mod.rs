@@ -5,6 +5,7 @@
 
 mod affinity;
 mod atan_f64;
+mod atanh_f64;
 mod buffer;
 mod cast;
 mod complex_edges;
