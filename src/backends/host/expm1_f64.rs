@@ -201,6 +201,12 @@ fn sinh_far(x: f64) -> f64 {
     half_exp(x.abs()).copysign(x)
 }
 
+/// `cosh`'s far path (its scalar function's and `fix_far`'s).
+#[cold]
+fn cosh_far(x: f64) -> f64 {
+    half_exp(x.abs())
+}
+
 /// `e^a / 2` for `a >= 511` (NaN for NaN), without overflowing before the result does.
 fn half_exp(a: f64) -> f64 {
     if a < 709.0 {
@@ -215,11 +221,7 @@ fn half_exp(a: f64) -> f64 {
 /// 1 at 0, even bit for bit, NaN for NaN.
 #[inline(always)]
 pub(crate) fn cosh_f64(x: f64) -> f64 {
-    if near(x) {
-        cosh_near(x)
-    } else {
-        half_exp(x.abs())
-    }
+    if near(x) { cosh_near(x) } else { cosh_far(x) }
 }
 
 #[inline(always)]
@@ -256,12 +258,6 @@ slice_loops! {
     expm1_f64_into: expm1_f64, expm1_far, Expm1;
     sinh_f64_into: sinh_f64, sinh_far, Sinh;
     cosh_f64_into: cosh_f64, cosh_far, Cosh;
-}
-
-/// `cosh`'s far path as a function of `x` (for `fix_far`).
-#[cold]
-fn cosh_far(x: f64) -> f64 {
-    half_exp(x.abs())
 }
 
 /// The near paths on 8 lanes (AVX-512, `exp_f64`'s tables in registers) or twice 4 (AVX2,
