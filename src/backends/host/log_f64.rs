@@ -553,11 +553,57 @@ pub(crate) fn ln_1p_f64(x: f64) -> f64 {
     }
 }
 
-/// Whether `fast` takes `1 + x` for `log1p`: `1 + x` normal, positive and below 2^1022 (where
-/// `2^-k` is a normal f64), and `x` not a zero (whose sign the sum would lose).
+/// Whether `fast` takes `1 + x` for `log1p`: `1 + x` as [`near_sum`] takes it, and `x` not a
+/// zero (whose sign the sum would lose).
 #[inline(always)]
 fn near_1p(x: f64) -> bool {
-    (f64::MIN_POSITIVE..BIG_1P).contains(&(1.0 + x)) && x != 0.0
+    near_sum(1.0 + x) && x != 0.0
+}
+
+/// Whether `fast` takes a sum `s` with a tail: normal, positive and below 2^1022 (where `2^-k`
+/// is a normal f64); false for NaN.
+#[inline(always)]
+fn near_sum(s: f64) -> bool {
+    (f64::MIN_POSITIVE..BIG_1P).contains(&s)
+}
+
+/// `ln(s + e)` for a sum carried with its rounding error (`e` within an ulp of `s`, as
+/// [`two_sum_err`] gives it, plus smaller terms): `log1p`'s path, with the tail in `r` (see
+/// `fast`), within 0.51 ulp. `asinh` and `acosh` (`asinh_acosh_f64`) take their logarithm so,
+/// of `|x| + sqrt(x^2 ± 1)` in two parts. Where [`near_sum`] refuses `s` (zero, negative,
+/// from 2^1022, infinite, NaN), `ln s`: `e` is dropped, under 2^-10 ulp of the result there.
+#[inline(always)]
+pub(crate) fn ln_sum_f64(s: f64, e: f64) -> f64 {
+    if near_sum(s) {
+        fast(s, 0.0, Some(e))
+    } else {
+        ln_f64(s)
+    }
+}
+
+/// `out[i] = ln_sum_f64(s[i], e[i])` for every `i` below the shortest of the three lengths.
+pub(crate) fn ln_sum_f64_into(s: &[f64], e: &[f64], out: &mut [MaybeUninit<f64>]) {
+    let n = s.len().min(e.len()).min(out.len());
+    let (s, e, out) = (&s[..n], &e[..n], &mut out[..n]);
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (sp, ep, dst) = (s.as_ptr(), e.as_ptr(), out.as_mut_ptr().cast::<f64>());
+        // The same choice of loop as `into`'s (see there).
+        if super::simd::has_avx512() && super::simd::amd_19h() {
+            // SAFETY: the processor has AVX-512F, AVX2 and FMA; `s` and `e` hold `n` readable
+            // elements and `out` `n` writable ones, apart.
+            done = unsafe { x86::avx512_sum(sp, ep, dst, n) };
+        } else if super::simd::has_avx2_fma() {
+            // SAFETY: the processor has AVX2 and FMA; as above.
+            done = unsafe { x86::avx2_sum(sp, ep, dst, n) };
+        }
+    }
+    // The last few (under 8), or all where there is no vector loop: the same operations.
+    for ((o, &s), &e) in out[done..].iter_mut().zip(&s[done..]).zip(&e[done..]) {
+        o.write(ln_sum_f64(s, e));
+    }
+    super::simd::wide(|| super::simd::fix_far(s, out, near_sum, ln_f64));
 }
 
 /// 2^1022: see `near_1p`.
@@ -697,8 +743,7 @@ mod x86 {
         use v4::*;
         if ONE_P {
             let s = add(set(1.0), x);
-            let e = two_sum_err(set(1.0), x, s);
-            fast_lanes!(v4, s, avx2::estrin6, Some(e))
+            sum4(s, two_sum_err(set(1.0), x, s))
         } else {
             fast_lanes!(v4, x, avx2::estrin6, None)
         }
@@ -711,11 +756,69 @@ mod x86 {
         use v8::*;
         if ONE_P {
             let s = add(set(1.0), x);
-            let e = two_sum_err(set(1.0), x, s);
-            fast_lanes!(v8, s, avx512::estrin6, Some(e))
+            sum8(s, two_sum_err(set(1.0), x, s))
         } else {
             fast_lanes!(v8, x, avx512::estrin6, None)
         }
+    }
+
+    /// `ln_sum_f64` of 4 lanes of `s` and `e`, garbage where `near_sum` refuses `s`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn sum4(s: __m256d, e: __m256d) -> __m256d {
+        fast_lanes!(v4, s, avx2::estrin6, Some(e))
+    }
+
+    /// Likewise of 8 lanes.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    fn sum8(s: __m512d, e: __m512d) -> __m512d {
+        fast_lanes!(v8, s, avx512::estrin6, Some(e))
+    }
+
+    /// `ln_sum_f64` over the whole runs of 8 of the `n` elements, 8 lanes at a time; returns
+    /// how many it wrote (the rest are the caller's).
+    ///
+    /// # Safety
+    /// The processor must have AVX-512F, AVX2 and FMA; `s` and `e` readable and `dst`
+    /// writable for `n` elements, `dst` apart from both.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) unsafe fn avx512_sum(
+        s: *const f64,
+        e: *const f64,
+        dst: *mut f64,
+        n: usize,
+    ) -> usize {
+        let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY: `i + 8 <= n`: the 8 lie inside each pointer's `n` elements.
+            unsafe {
+                let v = sum8(_mm512_loadu_pd(s.add(i)), _mm512_loadu_pd(e.add(i)));
+                _mm512_storeu_pd(dst.add(i), v);
+            }
+            i += 8;
+        }
+        i
+    }
+
+    /// As [`avx512_sum`], 4 lanes at a time.
+    ///
+    /// # Safety
+    /// The processor must have AVX2 and FMA; the pointers as `avx512_sum`'s.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn avx2_sum(s: *const f64, e: *const f64, dst: *mut f64, n: usize) -> usize {
+        let mut i = 0;
+        while i + 8 <= n {
+            for h in [i, i + 4] {
+                // SAFETY: `h + 4 <= n`: the 4 lie inside each pointer's `n` elements.
+                unsafe {
+                    let v = sum4(_mm256_loadu_pd(s.add(h)), _mm256_loadu_pd(e.add(h)));
+                    _mm256_storeu_pd(dst.add(h), v);
+                }
+            }
+            i += 8;
+        }
+        i
     }
 
     /// # Safety
@@ -801,6 +904,67 @@ pub(super) mod tests {
         check_array(&xs, &scalar, crate::Array::log1p);
         #[cfg(target_arch = "x86_64")]
         each_vector_loop::<true>(&xs, &scalar);
+    }
+
+    #[test]
+    fn every_ln_sum_path_gives_the_bits_of_the_scalar_function() {
+        use super::{ln_sum_f64, ln_sum_f64_into};
+        use crate::backends::host::poly::two_sum_err;
+        // Sums `a + b` and their errors: near 1 (where the tail is most of the result), all
+        // over, and with the far `s` (zero, negative, from 2^1022, infinite, NaN).
+        let a = arguments();
+        let b: Vec<f64> = uniform(a.len(), -1e-3, 1e-3, 9).collect();
+        let (s, e): (Vec<f64>, Vec<f64>) = a
+            .iter()
+            .zip(&b)
+            .map(|(&a, &b)| {
+                let s = a + b;
+                (s, two_sum_err(a, b, s))
+            })
+            .chain([(4.5e307, 1e291), (-1.0, 1e-17), (0.0, 0.0)])
+            .unzip();
+        let scalar: Vec<f64> = s.iter().zip(&e).map(|(&s, &e)| ln_sum_f64(s, e)).collect();
+        type Out = [std::mem::MaybeUninit<f64>];
+        type Loop<'a> = &'a dyn Fn(&[f64], &[f64], &mut Out);
+        let run = |f: Loop| {
+            for start in 0..9 {
+                for len in (0..40).chain([s.len() - start]) {
+                    let mut out = vec![std::mem::MaybeUninit::new(0.0); len];
+                    f(&s[start..start + len], &e[start..start + len], &mut out);
+                    for (i, o) in out.iter().enumerate() {
+                        // SAFETY: every element was initialised (and `f` wrote each).
+                        let got = unsafe { o.assume_init() };
+                        let want = scalar[start + i];
+                        assert!(got.to_bits() == want.to_bits() || got.is_nan() && want.is_nan());
+                    }
+                }
+            }
+        };
+        run(&ln_sum_f64_into);
+        #[cfg(target_arch = "x86_64")]
+        {
+            use super::x86::{avx2_sum, avx512_sum};
+            use crate::backends::host::simd::{has_avx2_fma, has_avx512};
+            type Sum = unsafe fn(*const f64, *const f64, *mut f64, usize) -> usize;
+            let through = |sum: Sum| {
+                move |s: &[f64], e: &[f64], out: &mut Out| {
+                    let n = s.len();
+                    // SAFETY: the caller checked the processor's features; `s` and `e` hold
+                    // `n` readable elements and `out` `n` writable ones, apart.
+                    let done = unsafe { sum(s.as_ptr(), e.as_ptr(), out.as_mut_ptr().cast(), n) };
+                    for i in done..n {
+                        out[i].write(ln_sum_f64(s[i], e[i]));
+                    }
+                    super::super::simd::fix_far(s, out, super::near_sum, ln_f64);
+                }
+            };
+            if has_avx512() {
+                run(&through(avx512_sum));
+            }
+            if has_avx2_fma() {
+                run(&through(avx2_sum));
+            }
+        }
     }
 
     /// `check_slice_loop` through each vector loop the processor has, whichever the slice

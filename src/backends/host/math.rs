@@ -373,32 +373,11 @@ macro_rules! float_math {
     )*};
 }
 
-/// float64 `asinh`: past 1/epsilon, ln(2|x|) to the last bit (the dropped term is
-/// 1/(4x^2)). Rust's form adds x to itself on the way and overflows from half the largest
-/// value (asinh(f64::MAX) was inf, not 710.5).
-#[inline(always)]
-fn asinh_f64(x: f64) -> f64 {
-    if x.abs() > 1.0 / f64::EPSILON {
-        (std::f64::consts::LN_2 + x.abs().ln()).copysign(x)
-    } else {
-        x.asinh()
-    }
-}
-
-/// float64 `acosh`, past 1/epsilon as [`asinh_f64`].
-#[inline(always)]
-fn acosh_f64(x: f64) -> f64 {
-    if x > 1.0 / f64::EPSILON {
-        std::f64::consts::LN_2 + x.ln()
-    } else {
-        x.acosh()
-    }
-}
 // Both exps and float32's ln, tanh, sin and cos vectorise (`expf`, `exp_f64`, `logf`,
 // `tanhf`, `sincosf`), as do float32's hyperbolic functions, expm1 and log1p (through the
 // float64 loops, `f32_via_f64`), float32's asin, acos and atan (`inv_trigf`), float64's
-// expm1, sinh and cosh (`expm1_f64`), atan (`atan_f64`), atanh (`atanh_f64`) and log1p
-// (`log_f64`); the strided path calls the same functions.
+// expm1, sinh and cosh (`expm1_f64`), atan (`atan_f64`), asinh and acosh
+// (`asinh_acosh_f64`), atanh (`atanh_f64`) and log1p (`log_f64`); the strided path calls the same functions.
 float_math!(
     f32: super::expf::exp_f32, super::logf::ln_f32, super::tanhf::tanh_f32,
         super::sincosf::sin_f32, super::sincosf::cos_f32, via::sinh_f32, via::cosh_f32,
@@ -406,7 +385,8 @@ float_math!(
         inv::asin_f32, inv::acos_f32, inv::atan_f32,
     f64: super::exp_f64::exp_f64, super::log_f64::ln_f64, super::tanh_f64::tanh_f64,
         super::sincos_f64::sin_f64, super::sincos_f64::cos_f64, super::expm1_f64::sinh_f64,
-        super::expm1_f64::cosh_f64, asinh_f64, acosh_f64, super::atanh_f64::atanh_f64,
+        super::expm1_f64::cosh_f64, super::asinh_acosh_f64::asinh_f64,
+        super::asinh_acosh_f64::acosh_f64, super::atanh_f64::atanh_f64,
         super::expm1_f64::expm1_f64, super::log_f64::ln_1p_f64,
         f64::asin, f64::acos, super::atan_f64::atan_f64
 );
