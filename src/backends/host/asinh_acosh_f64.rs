@@ -35,7 +35,7 @@
 //! library's `fma`), and `ln_sum`'s loops give its scalar bits.
 
 use super::log_f64::{ln_f64, ln_sum_f64, ln_sum_f64_into};
-use super::poly::two_sum_err;
+use super::poly::{sqrt_parts, two_sum_err};
 use super::simd::wide_arith;
 use std::f64::consts::LN_2;
 use std::mem::MaybeUninit;
@@ -47,27 +47,6 @@ const BLOCK: usize = 512;
 const BIG: f64 = 268_435_456.0;
 /// 2^1022: from here `far`.
 const FAR: f64 = 4.494_232_837_155_79e307;
-
-/// About `1/(2r)` for positive normal `r`: `3/2 - m/2` over `2^k` for `2r = 2^k m` (the
-/// exponent's and mantissa's bits subtracted from those of 2^1023: within 1/8, exact at
-/// `m = 1`), then two Newton steps, each squaring the relative error (to 2^-12).
-#[inline(always)]
-fn half_recip(r: f64) -> f64 {
-    let d = r + r;
-    let v = f64::from_bits(0x7fe0_0000_0000_0000_u64.wrapping_sub(d.to_bits()));
-    let v = v * (2.0 - d * v);
-    v * (2.0 - d * v)
-}
-
-/// `sqrt(y + y_err)` as `r + r_lo` (`y_err` at most an ulp of `y`): `r` rounded, and
-/// `r_lo = ((y - r^2) + y_err)/(2r)`, `y - r^2` exact by a fused multiply-add. `r` is held
-/// at 2^-30 or more for the estimate of `1/(2r)` (`y = 0`, where the residual is 0).
-#[inline(always)]
-fn sqrt_parts(y: f64, y_err: f64) -> (f64, f64) {
-    let r = y.sqrt();
-    let residual = (-r).mul_add(r, y) + y_err;
-    (r, residual * half_recip(r.max(9.313_225_746_154_785e-10)))
-}
 
 /// `(s, e)` with `s + e = b + sqrt(q^2 + c)` to ~2^-104 relative (`b >= 0` or NaN, `c` at
 /// least `q^2`'s ulp unless 0): `q^2 + c` as `y + y_err`, its root as `r + r_lo`, then

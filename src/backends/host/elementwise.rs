@@ -11,8 +11,8 @@ use super::math::{
 };
 use super::{HostBackend, HostBuffer, HostDevice, finish};
 use super::{
-    asinh_acosh_f64, atan_f64, atanh_f64, exp_f64, expf, expm1_f64, inv_trigf, log_f64, logf, simd,
-    sincos_f64, sincosf, tanh_f64, tanhf,
+    asin_acos_f64, asinh_acosh_f64, atan_f64, atanh_f64, exp_f64, expf, expm1_f64, inv_trigf,
+    log_f64, logf, simd, sincos_f64, sincosf, tanh_f64, tanhf,
 };
 use crate::backends::op::expect_out;
 use crate::backends::{BinaryOp, SharedBuffer, TensorRef, UnaryOp};
@@ -223,6 +223,12 @@ pub(crate) fn unary(
                 }
                 (UnaryOp::Atan, DType::F64) => {
                     contiguous_map(be, dev, *x, 16, atan_f64::atan_f64_into)
+                }
+                (UnaryOp::Asin, DType::F64) => {
+                    contiguous_map(be, dev, *x, 16, asin_acos_f64::asin_f64_into)
+                }
+                (UnaryOp::Acos, DType::F64) => {
+                    contiguous_map(be, dev, *x, 16, asin_acos_f64::acos_f64_into)
                 }
                 (UnaryOp::Asinh, DType::F64) => {
                     contiguous_map(be, dev, *x, 24, asinh_acosh_f64::asinh_f64_into)

@@ -64,19 +64,23 @@ const ASIN: [f64; 12] = [
 const TAN_PI_8: f64 = std::f64::consts::SQRT_2 - 1.0;
 const TAN_3PI_8: f64 = std::f64::consts::SQRT_2 + 1.0;
 
-/// `c[0] + c[1] s + ... + c[N-1] s^(N-1)` for `N` = 10 or 12, by Estrin's scheme: pairs
-/// `c[2i] + c[2i+1] s`, then those paired with `s^2`, then a Horner step in `s^4`. The
-/// chain of dependent operations is 4-5 multiply-adds deep against Horner's 9-11 (`asin`
-/// 1.52-1.56 ns an element against 1.73-1.74). No fused multiply-add: every path rounds
-/// alike.
+/// `c[0] + c[1] s + ... + c[N-1] s^(N-1)` for `N` = 10, 12 or 14, by Estrin's scheme: pairs
+/// `c[2i] + c[2i+1] s`, then those paired with `s^2`, then (`N` = 10, 12) a Horner step in
+/// `s^4`, or (`N` = 14) two pairs in `s^4` joined by `s^8`. The chain of dependent
+/// operations is 4-5 multiply-adds deep against Horner's 9-13 (float32 `asin` 1.52-1.56 ns
+/// an element against 1.73-1.74). No fused multiply-add: every path rounds alike.
 #[inline(always)]
 pub(super) fn estrin<const N: usize>(s: f64, c: &[f64; N]) -> f64 {
-    const { assert!(N == 10 || N == 12) };
+    const { assert!(N == 10 || N == 12 || N == 14) };
     let s2 = s * s;
     let s4 = s2 * s2;
     let q = |i: usize| c[i] + c[i + 1] * s;
     let r0 = q(0) + q(2) * s2;
     let r1 = q(4) + q(6) * s2;
+    if N == 14 {
+        let r2 = q(8) + q(10) * s2;
+        return (r0 + s4 * r1) + (s4 * s4) * (r2 + s4 * q(12));
+    }
     let r2 = if N == 12 { q(8) + q(10) * s2 } else { q(8) };
     r0 + s4 * (r1 + s4 * r2)
 }

@@ -4,6 +4,7 @@
 //! array's shards really run side by side.
 
 mod affinity;
+mod asin_acos_f64;
 mod asinh_acosh_f64;
 mod atan_f64;
 mod atanh_f64;
