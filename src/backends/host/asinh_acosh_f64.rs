@@ -175,6 +175,7 @@ fn blocks<const ASINH: bool>(xs: &[f64], out: &mut [MaybeUninit<f64>]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backends::host::dd_reference::glibc::{acosh, asinh};
     use crate::backends::host::dd_reference::{dd_add, dd_mul, ln_reference, ulp_error, uniform};
     use crate::backends::host::simd::float_checks::{check_array, check_slice_loop, ulps};
 
@@ -256,12 +257,6 @@ mod tests {
         ] {
             assert!(acosh_f64(x).is_nan(), "acosh({x})");
         }
-    }
-
-    unsafe extern "C" {
-        /// glibc's (Rust's `f64::asinh` and `f64::acosh` are formulas of its own).
-        safe fn asinh(x: f64) -> f64;
-        safe fn acosh(x: f64) -> f64;
     }
 
     /// `sqrt(hi + lo)` in double-double: the root of `hi`, corrected by one Newton step.

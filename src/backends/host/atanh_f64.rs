@@ -79,6 +79,7 @@ pub(crate) fn atanh_f64_into(xs: &[f64], out: &mut [MaybeUninit<f64>]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backends::host::dd_reference::glibc::atanh;
     use crate::backends::host::dd_reference::{dd_add, dd_div2, ln_reference, ulp_error, uniform};
     use crate::backends::host::simd::float_checks::{check_array, check_slice_loop, ulps};
 
@@ -130,11 +131,6 @@ mod tests {
         let (hi, lo) = dd_div2(two(1.0, x), two(1.0, -x));
         let (l, m) = dd_add(ln_reference(hi), (lo / hi, 0.0));
         (0.5 * l, 0.5 * m)
-    }
-
-    unsafe extern "C" {
-        /// glibc's `atanh` (Rust's `f64::atanh` is its own formula over `log1p`).
-        safe fn atanh(x: f64) -> f64;
     }
 
     #[test]

@@ -106,3 +106,25 @@ pub(crate) fn ln_reference(x: f64) -> (f64, f64) {
     );
     dd_add(y, l2)
 }
+
+/// The C library's (glibc's) float64 `asinh`, `acosh` and `atanh`, as Rust functions: Rust's
+/// `f64::asinh`, `acosh` and `atanh` are formulas of its own over the C library's `ln` and
+/// `log1p` (its `f64::ln_1p`, `exp_m1`, `sinh` and `cosh` are the C library's).
+pub(crate) mod glibc {
+    mod c {
+        unsafe extern "C" {
+            pub(super) safe fn asinh(x: f64) -> f64;
+            pub(super) safe fn acosh(x: f64) -> f64;
+            pub(super) safe fn atanh(x: f64) -> f64;
+        }
+    }
+    pub(crate) fn asinh(x: f64) -> f64 {
+        c::asinh(x)
+    }
+    pub(crate) fn acosh(x: f64) -> f64 {
+        c::acosh(x)
+    }
+    pub(crate) fn atanh(x: f64) -> f64 {
+        c::atanh(x)
+    }
+}
