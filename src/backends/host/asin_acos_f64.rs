@@ -137,25 +137,16 @@ fn map(xs: &[f64], out: &mut [MaybeUninit<f64>], f: impl Fn(f64) -> f64) {
 mod tests {
     use super::*;
     use crate::backends::host::dd_reference::uniform;
-    use crate::backends::host::simd::float_checks::{check_array, check_slice_loop, ulps};
+    use crate::backends::host::simd::float_checks::{
+        check_array, check_slice_loop, spread_f64, ulps,
+    };
 
     fn arguments() -> Vec<f64> {
         uniform(1 << 14, -1.0, 1.0, 1)
             .chain(uniform(1 << 12, 0.49, 0.51, 2))
             .chain(uniform(1 << 12, -60.0, 0.0, 3).map(|e| 1.0 - e.exp2()))
             .chain(uniform(1 << 12, -1074.0, 0.0, 4).map(|e| -e.exp2()))
-            .chain((0..1u64 << 14).map(|i| f64::from_bits(i.wrapping_mul(0x9e37_79b9_7f4a_7c15))))
-            .chain([
-                f64::NAN,
-                f64::INFINITY,
-                f64::NEG_INFINITY,
-                0.0,
-                -0.0,
-                0.5,
-                -0.5,
-                1.0,
-                -1.0,
-            ])
+            .chain(spread_f64(&[0.5, -0.5, 1.0, -1.0]))
             .collect()
     }
 

@@ -177,7 +177,9 @@ mod tests {
     use super::*;
     use crate::backends::host::dd_reference::glibc::{acosh, asinh};
     use crate::backends::host::dd_reference::{dd_add, dd_mul, ln_reference, ulp_error, uniform};
-    use crate::backends::host::simd::float_checks::{check_array, check_slice_loop, ulps};
+    use crate::backends::host::simd::float_checks::{
+        check_array, check_slice_loop, spread_f64, ulps,
+    };
 
     /// Arguments over both functions' ranges: small and tiny, around 1 and 2, mid, past
     /// `BIG`, a sweep of bit patterns, and the edges.
@@ -186,13 +188,7 @@ mod tests {
             .chain(uniform(1 << 12, 1.0, 1.001, 2))
             .chain(uniform(1 << 12, -60.0, 100.0, 3).map(f64::exp2))
             .chain(uniform(1 << 11, -1e9, 1e9, 4))
-            .chain((0..1u64 << 14).map(|i| f64::from_bits(i.wrapping_mul(0x9e37_79b9_7f4a_7c15))))
-            .chain([
-                f64::NAN,
-                f64::INFINITY,
-                f64::NEG_INFINITY,
-                0.0,
-                -0.0,
+            .chain(spread_f64(&[
                 1.0,
                 -1.0,
                 BIG,
@@ -203,7 +199,7 @@ mod tests {
                 f64::MIN,
                 f64::MIN_POSITIVE,
                 f64::from_bits(1),
-            ])
+            ]))
             .collect()
     }
 

@@ -445,7 +445,7 @@ mod tests {
     use super::{exp_f64, exp_f64_into, exp_run};
     use crate::backends::host::dd_reference::{exp_reference, uniform};
     use crate::backends::host::simd::float_checks::{
-        check_array, check_slice_loop, same_bits, ulps,
+        check_array, check_slice_loop, same_bits, spread_f64, ulps,
     };
 
     #[test]
@@ -454,15 +454,7 @@ mod tests {
         // edges, spread so that blocks mix the two.
         let xs: Vec<f64> = uniform(1 << 15, -760.0, 760.0, 1)
             .chain(uniform(1 << 14, -2.0, 2.0, 2))
-            .chain((0..1u64 << 14).map(|i| f64::from_bits(i.wrapping_mul(0x9e37_79b9_7f4a_7c15))))
-            .chain([
-                f64::NAN,
-                f64::INFINITY,
-                f64::NEG_INFINITY,
-                -0.0,
-                709.78,
-                -745.13,
-            ])
+            .chain(spread_f64(&[709.78, -745.13]))
             .collect();
         let scalar: Vec<f64> = xs.iter().map(|&x| exp_f64(x)).collect();
         // The slice loop (AVX-512 where the processor has it, else AVX2).

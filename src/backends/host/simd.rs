@@ -239,6 +239,17 @@ pub(crate) mod float_checks {
             .collect()
     }
 
+    /// 2^14 float64 bit patterns spread over every exponent and both signs, then NaN, the
+    /// infinities and both zeros, then `extra`: what the float64 functions' path tests add to
+    /// their own ranges.
+    pub(crate) fn spread_f64(extra: &[f64]) -> Vec<f64> {
+        (0..1u64 << 14)
+            .map(|i| f64::from_bits(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)))
+            .chain([f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0])
+            .chain(extra.iter().copied())
+            .collect()
+    }
+
     /// Calls `check` on every 4099th float32 bit pattern from 0 (1,047,812 of them, every
     /// sign, exponent and NaN), a sample of the exhaustive runs the float32 functions' headers
     /// report.
