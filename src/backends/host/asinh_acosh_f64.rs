@@ -74,6 +74,10 @@ fn asinh_parts(x: f64) -> (f64, f64) {
 /// `x^2`'s ulp would leave `y_err` too large beside it for one correction of the root.
 #[inline(always)]
 fn acosh_parts(x: f64) -> (f64, f64) {
+    // Below 1 (and NaN), NaN: `x^2 - 1` is no guard, being positive again below -1, and
+    // `x + sqrt(x^2 - 1)` is `-inf + inf` = NaN only while `x^2` is finite (`acosh(-1e200)`
+    // was `inf`).
+    let x = if x >= 1.0 { x } else { f64::NAN };
     let t = x - 1.0;
     let near_1 = x <= 2.0;
     parts(
@@ -247,6 +251,9 @@ mod tests {
             0.0,
             -0.0,
             -1.0,
+            -3.0,
+            -1e200,
+            -f64::MAX,
             -FAR,
             -inf,
             f64::NAN,
