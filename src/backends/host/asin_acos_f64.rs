@@ -33,7 +33,7 @@
 
 use super::inv_trigf::estrin;
 use super::poly::{sqrt_parts, two_sum_err};
-use super::simd::wide_arith;
+use super::simd::wide_arith_map;
 use std::mem::MaybeUninit;
 
 /// `(asin(u)/u - 1)/u^2` in `s = u^2` for `s <= 1/4`, degree 13.
@@ -112,25 +112,12 @@ pub(crate) fn acos_f64(x: f64) -> f64 {
 
 /// `out[i] = asin_f64(xs[i])` for every `i` below the shorter length.
 pub(crate) fn asin_f64_into(xs: &[f64], out: &mut [MaybeUninit<f64>]) {
-    map(xs, out, asin_f64)
+    wide_arith_map(xs, out, asin_f64)
 }
 
 /// `out[i] = acos_f64(xs[i])` for every `i` below the shorter length.
 pub(crate) fn acos_f64_into(xs: &[f64], out: &mut [MaybeUninit<f64>]) {
-    map(xs, out, acos_f64)
-}
-
-/// `f` over the slice in the widest lanes the compiler has.
-#[inline(always)]
-fn map(xs: &[f64], out: &mut [MaybeUninit<f64>], f: impl Fn(f64) -> f64) {
-    wide_arith(
-        #[inline(always)]
-        || {
-            for (o, &x) in out.iter_mut().zip(xs) {
-                o.write(f(x));
-            }
-        },
-    )
+    wide_arith_map(xs, out, acos_f64)
 }
 
 #[cfg(test)]

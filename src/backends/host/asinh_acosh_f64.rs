@@ -26,9 +26,9 @@
 //!
 //! From `a = 2^28`, `u` is `2a` to 2^-58 (the dropped term is `1/(2a)`), and `x^2` would
 //! overflow further on: `s = 2a`, `e = 0`. From `2^1022`, where `2a` leaves `ln_sum`'s range,
-//! `ln a + ln 2` (`far`). NaN stays NaN, `acosh` below 1 is NaN (`y < 0`), `±inf` gives
-//! `±inf` (`asinh`) and `inf` (`acosh`), `±0` and subnormals are themselves (`asinh`:
-//! `ln(1 + a)` with `a` in the tail).
+//! `ln a + ln 2` (`far`). NaN stays NaN, `acosh` below 1 is NaN (set so first: `x^2 - 1` is
+//! positive again below -1), `±inf` gives `±inf` (`asinh`) and `inf` (`acosh`), `±0` and
+//! subnormals are themselves (`asinh`: `ln(1 + a)` with `a` in the tail).
 //!
 //! Every path gives the same bits: the scalar function performs the same IEEE operations as
 //! the vectorised block loops (a fused multiply-add is exact whether the processor's or the C

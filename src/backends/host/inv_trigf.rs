@@ -173,14 +173,7 @@ fn acos_wide(x: f32) -> f64 {
 macro_rules! slice_loops {
     ($($f:ident => $into:ident),*) => {$(
         pub(crate) fn $into(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
-            super::simd::wide_arith(
-                #[inline(always)]
-                || {
-                    for (o, &x) in out.iter_mut().zip(xs) {
-                        o.write($f(x));
-                    }
-                },
-            );
+            super::simd::wide_arith_map(xs, out, $f)
         }
     )*};
 }

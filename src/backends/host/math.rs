@@ -376,8 +376,9 @@ macro_rules! float_math {
 // Both exps and float32's ln, tanh, sin and cos vectorise (`expf`, `exp_f64`, `logf`,
 // `tanhf`, `sincosf`), as do float32's hyperbolic functions, expm1 and log1p (through the
 // float64 loops, `f32_via_f64`), float32's asin, acos and atan (`inv_trigf`), float64's
-// expm1, sinh and cosh (`expm1_f64`), asin and acos (`asin_acos_f64`), atan (`atan_f64`), asinh and acosh
-// (`asinh_acosh_f64`), atanh (`atanh_f64`) and log1p (`log_f64`); the strided path calls the same functions.
+// expm1, sinh and cosh (`expm1_f64`), asin and acos (`asin_acos_f64`), atan (`atan_f64`),
+// asinh and acosh (`asinh_acosh_f64`), atanh (`atanh_f64`) and log1p (`log_f64`); the
+// strided path calls the same functions.
 float_math!(
     f32: super::expf::exp_f32, super::logf::ln_f32, super::tanhf::tanh_f32,
         super::sincosf::sin_f32, super::sincosf::cos_f32, via::sinh_f32, via::cosh_f32,

@@ -329,6 +329,20 @@ pub(crate) fn wide_arith<R>(f: impl FnOnce() -> R) -> R {
     wide(f)
 }
 
+/// `out[i] = f(xs[i])` for every `i` below the shorter length, inside [`wide_arith`], where
+/// the compiler vectorises a branch-free `f` (`inv_trigf`, `atan_f64`, `asin_acos_f64`).
+#[inline(always)]
+pub(crate) fn wide_arith_map<T: Copy>(xs: &[T], out: &mut [MaybeUninit<T>], f: impl Fn(T) -> T) {
+    wide_arith(
+        #[inline(always)]
+        || {
+            for (o, &x) in out.iter_mut().zip(xs) {
+                o.write(f(x));
+            }
+        },
+    )
+}
+
 /// Calls `f` inside an AVX-512 function where the processor has AVX-512F (and AVX2 and FMA);
 /// `None`, without calling it, elsewhere. For loops over operands that sit in L1, where
 /// 64-byte loads and stores halve the accesses (`engine::map2`'s short runs).
