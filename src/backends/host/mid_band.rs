@@ -59,6 +59,20 @@ const SPLIT_FIRST: usize = 2;
 /// after every job, and then a wake-up is part of every split op).
 const MAX_WAITS: u32 = 32;
 
+/// How much cheaper (`1/MARGIN` of its figure) a way must look than the octave's default to
+/// be chosen over it.
+///
+/// Why a margin: each figure is a moving average of single ops, and single ops of one way
+/// drift by 10-20 % for a while on a shared guest. Where the two figures sit close, a few
+/// slow samples of one way flipped the choice, and the other way then ran for thousands of
+/// ops. On the Intel guest (Emerald Rapids, 2 vCPUs) a float32 add of 12K elements took 1.5
+/// µs alone against 1.8 split in stretches, and of 24K 3.35 against 3.2; without the margin
+/// the 24K add ran split for most of every one of 20 processes, and in the pattern of
+/// `peers_in_turns` (1,000 ops between 20 ms pauses; median of 20 processes) took 4.04 µs a
+/// call against 3.81 on one thread; with it, 3.86, split in 11 of 20 (the 12K add: 2.09 ->
+/// 2.03 µs, one thread 1.96). From 48K on, where splitting pays 1.3-1.7x, nothing changed.
+const MARGIN: u64 = 8;
+
 /// Samples of a way after which its figure becomes a moving average (before: their least).
 const YOUNG: u32 = 8;
 
@@ -105,9 +119,10 @@ impl MidBand {
             .map(|c| c.load(Ordering::Relaxed));
         // While a way is unmeasured, the way in use is the fixed threshold's: split from
         // `SPLIT_FIRST` octave on (`par_min_bytes`, four times the band's lower end).
+        let default = octave >= SPLIT_FIRST;
         let best = match (alone, split) {
-            (0, _) | (_, 0) => octave >= SPLIT_FIRST,
-            _ => split < alone,
+            (0, _) | (_, 0) => default,
+            _ => cheaper(split, alone, default),
         };
         // Only stretches are timed: outside them an op pays no clock reads. A way never
         // measured starts one at once, and while a way is young one starts every
@@ -192,6 +207,17 @@ impl MidBand {
             }
         };
         cell.store(new.max(1), Ordering::Relaxed);
+    }
+}
+
+/// Whether to split, given the two ways' figures (`split` and `alone`, both measured) and the
+/// way an octave takes before it measures (`default`, the fixed threshold's): the other way
+/// only when it is cheaper by more than `1/MARGIN` of its own figure.
+fn cheaper(split: u64, alone: u64, default: bool) -> bool {
+    if default {
+        alone.saturating_add(alone / MARGIN) >= split
+    } else {
+        split.saturating_add(split / MARGIN) < alone
     }
 }
 
@@ -295,6 +321,23 @@ mod tests {
         // The machine changes: splitting gets cheaper, and the stretches find out.
         feed(&band, MIN, 2000, 1000, 16_000);
         let splits = feed(&band, MIN, 2000, 1000, 51_200);
+        assert!(splits > 44_800, "{splits} of 51200 split");
+    }
+
+    #[test]
+    fn the_other_way_than_the_octaves_default_must_be_cheaper_by_the_margin() {
+        // Below `SPLIT_FIRST` the default is alone: split 5 % cheaper is not enough, 20 % is.
+        assert!(!cheaper(1900, 2000, false));
+        assert!(cheaper(1600, 2000, false));
+        // From `SPLIT_FIRST` on the default is split: alone 5 % cheaper is not enough.
+        assert!(cheaper(2000, 1900, true));
+        assert!(!cheaper(2000, 1600, true));
+        // In use: with figures 5 % apart the lowest octave stays alone but for stretches.
+        let band = MidBand::default();
+        feed(&band, MIN, 2000, 2000, 2000);
+        let splits = feed(&band, MIN, 2000, 1900, 51_200);
+        assert!(splits <= 500, "{splits} of 51200 split");
+        let splits = feed(&band, MIN, 2000, 1500, 51_200);
         assert!(splits > 44_800, "{splits} of 51200 split");
     }
 
