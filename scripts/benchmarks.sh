@@ -37,8 +37,11 @@ done
 # The release module first: numeric_peers.py also times dlarray beside NumPy and torch.
 (cd python && VIRTUAL_ENV="$PWD/../.venv" PATH="$PWD/../.venv/bin:$PATH" maturin develop -q --profile wheel)
 echo "== NumPy and PyTorch: python/bench/numeric_peers.py" >&2
-# OpenBLAS's SkylakeX kernel, not the Haswell one OPENBLAS_CORETYPE may force.
-env -u OPENBLAS_CORETYPE .venv/bin/python python/bench/numeric_peers.py --runs 3 --json "$out/py_peers.json" \
+# OpenBLAS's SkylakeX kernel, not the Haswell one OPENBLAS_CORETYPE may force. Its workers
+# spin 2^28 cycles (~0.1 s) after a matmul by default, through the 20 ms pause meant to let
+# them sleep: on the Intel guest dlarray's next matmul took 19-25 ms instead of 7-9, the
+# spinning worker holding one of the 2 cores. 2^20 cycles (under 1 ms) lets the pause work.
+env -u OPENBLAS_CORETYPE OPENBLAS_THREAD_TIMEOUT=20 .venv/bin/python python/bench/numeric_peers.py --runs 3 --json "$out/py_peers.json" \
   >"$out/py_peers.txt"
 echo "== Python DLPack against NumPy: python/bench/dlpack_bench.py --numpy-ratios" >&2
 # Three processes: some runs of the same build land in a slower mode (~+40 ns per call).

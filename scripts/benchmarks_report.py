@@ -198,7 +198,8 @@ print("The tables above set criterion's numbers beside Python's, taken minutes a
 print("dlarray there reads a `Vec` where the others read NumPy's huge pages. Here all three read")
 print("the same NumPy arrays (dlarray through DLPack, in place) from Python, one batch each per")
 print("round, 15 rounds, a 20 ms pause and an untimed batch before each timed one so that no")
-print("library's idle workers compete with the next (torch's OpenMP threads spin after each op).")
+print("library's idle workers compete with the next (torch's OpenMP threads spin after each op;")
+print("OpenBLAS's spin for 2^20 cycles here, `OPENBLAS_THREAD_TIMEOUT=20`, not its default 2^28).")
 print("Python's ~1 us per call is under 1 % of these times. Three runs of the rounds: the times")
 print("are the median run's, each ratio cell the three runs' (> 1: dlarray faster).\n")
 same = [(g, s) for g in ("add_f32", "sum_f32", "exp_f32", "exp_f64") for s in sizes

@@ -14,7 +14,9 @@ and in the same seconds: the three take turns, one batch each per round, so a ma
 memory bandwidth drifts from minute to minute (a shared VM) moves all three alike. Before
 each batch the script sleeps 20 ms, so the previous library's workers (torch's OpenMP threads
 spin after each op) are asleep and do not compete for the cores, then runs one untimed batch
-(waking a pool after idle takes torch milliseconds on a VM).
+(waking a pool after idle takes torch milliseconds on a VM). OpenBLAS's workers spin ~0.1 s
+by default, through that pause: `scripts/benchmarks.sh` runs this with
+`OPENBLAS_THREAD_TIMEOUT=20` (2^20 cycles) so that they too sleep by the next batch.
 The 1024x1024 float32 matmul too (`matmul_f32_1024`, size `1024`). `--runs N` repeats these
 rounds N times (default 1): `same_memory/...` holds the median of the runs' medians and
 `same_memory_runs/...` each run's, in order.
