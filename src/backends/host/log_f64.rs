@@ -522,12 +522,15 @@ fn fast(x: f64, k_extra: f64, e: Option<f64>) -> f64 {
     let r_err = two_sum_err(r_hi, r_lo, r);
     let r_err = if e.is_some() { r_err + lo_err } else { r_err };
     // `k ln2_hi + logc` (a fast two-sum: `|k ln2| > 0.69 > |logc|`, or `k = 0`), then `r`
-    // added with its error.
+    // added with its error, by a fast two-sum too: `|w| >= |r|` or `w = 0` (for `k = 0`,
+    // `|logc| > 2^-8 >= |r|` off part 74, and `logc = 0` on it; for `k != 0`, `|w| > 0.34`;
+    // `the_fast_two_sums_operands_are_in_order` checks every part's ends). Its error is
+    // exact, as the full two-sum's, in 2 operations of their 5.
     let kl = k * LN2_HI;
     let w = kl + logc;
     let w_lo = logc - (w - kl);
     let hi = w + r;
-    let lo = two_sum_err(w, r, hi);
+    let lo = r - (hi - w);
     let small = (r_err + (k * LN2_LO + logc_lo)) + (r * r) * estrin6(r, &P);
     hi + (lo + (w_lo + small))
 }
@@ -590,7 +593,7 @@ pub(crate) fn ln_sum_f64_into(s: &[f64], e: &[f64], out: &mut [MaybeUninit<f64>]
     {
         let (sp, ep, dst) = (s.as_ptr(), e.as_ptr(), out.as_mut_ptr().cast::<f64>());
         // The same choice of loop as `into`'s (see there).
-        if super::simd::has_avx512() && super::simd::amd_19h() {
+        if super::simd::has_avx512() {
             // SAFETY: the processor has AVX-512F, AVX2 and FMA; `s` and `e` hold `n` readable
             // elements and `out` `n` writable ones, apart.
             done = unsafe { x86::avx512_sum(sp, ep, dst, n) };
@@ -634,14 +637,16 @@ fn into<const ONE_P: bool>(xs: &[f64], out: &mut [MaybeUninit<f64>]) {
     #[cfg(target_arch = "x86_64")]
     {
         let (src, dst) = (xs.as_ptr(), out.as_mut_ptr().cast::<f64>());
-        // AVX-512 on AMD's Zen 4, AVX2 elsewhere. On the Intel guest the AVX2 loop took 1.57
-        // ns an element against 1.71 for the AVX-512 one (both bound by the arithmetic, which
-        // that core issues no faster in 512-bit lanes, and its gathers of 8 cost more than
-        // twice those of 4); on the AMD EPYC (Zen 4), 2.12 against 2.51 (one thread, 16K).
-        // Both loops now read the table as rows (`lanes::v8::rows3`), not by three gathers:
-        // on the AMD EPYC `ln` went 2.3 -> 1.94-2.03 ns an element and `log1p` 3.0 -> 2.36
-        // (one thread, 64K); the AVX2 loop's change is not measured on an Intel core.
-        let ran = if super::simd::has_avx512() && super::simd::amd_19h() {
+        // AVX-512 wherever there is one, else AVX2. While the loops read the table by three
+        // gathers, an Intel guest ran the AVX2 loop faster (1.57 ns an element against 1.71:
+        // its gathers of 8 cost more than twice those of 4), so only AMD's Zen 4 took AVX-512
+        // (2.12 against 2.51). Both now read it as rows (`lanes::v8::rows3`; on the AMD EPYC
+        // `ln` 2.3 -> 1.94-2.03 ns, `log1p` 3.0 -> 2.36), and on the Intel Xeon (Emerald
+        // Rapids) of the twenty-fifth sitting AVX-512 won every alternated pair: `ln` 2.16-2.35
+        // against 2.74-2.84 ns (best of 15 rounds, five pairs), `log1p` 2.68-3.47 against
+        // 3.48-4.51, `asinh` 3.81-5.33 against 5.73-5.86 (one thread, 64K, `un_probe`-style
+        // rounds of 100 calls).
+        let ran = if super::simd::has_avx512() {
             // SAFETY: the processor has AVX-512F, AVX2 and FMA; `xs` holds `n` readable
             // elements and `out` `n` writable ones, apart.
             unsafe { x86::avx512_run::<ONE_P>(src, dst, n) };
@@ -711,12 +716,11 @@ mod x86 {
             let kbits = andi(tmp, seti(0xfff << 52));
             let z = subi(bits, kbits);
             let kb = srl::<52>(addi(tmp, seti(1024 << 52)));
-            let k = add(
-                sub(
-                    as_float(addi(seti(SHIFT.to_bits()), kb)),
-                    set(SHIFT + 1024.0),
-                ),
-                set(0.0),
+            // `fast`'s `+ k_extra` (0 here) is left out: `k`, a difference of two equal-signed
+            // f64s, is never -0, so adding 0 changes no bits.
+            let k = sub(
+                as_float(addi(seti(SHIFT.to_bits()), kb)),
+                set(SHIFT + 1024.0),
             );
             let z_hi = as_float(andi(z, seti(!Z_LO)));
             let z_lo = sub(as_float(z), z_hi);
@@ -741,7 +745,7 @@ mod x86 {
             let w = add(kl, logc);
             let w_lo = sub(logc, sub(w, kl));
             let hi = add(w, r);
-            let lo = two_sum_err(w, r, hi);
+            let lo = sub(r, sub(hi, w));
             let small = add(
                 add(r_err, add(mul(k, set(LN2_LO)), logc_lo)),
                 mul(mul(r, r), $estrin6(r, &P)),
@@ -1062,6 +1066,29 @@ pub(super) mod tests {
         eprintln!(
             "log1p: worst {worst} ulp; {differ} of {n} differ from the C library, whose worst there is {libm_worst}"
         );
+    }
+
+    /// `fast` adds `r` to `w = k ln2_hi + logc` by a fast two-sum, exact only where `|w| >=
+    /// |r|` (or `w = 0`). `r` grows with `z`'s distance from its part's middle, so each part's
+    /// first and last `z` bound it; `k = 0` gives the smallest `|w|`. `log1p`'s tail moves `r`
+    /// by under 2^-52 of it, which the margin covers.
+    #[test]
+    fn the_fast_two_sums_operands_are_in_order() {
+        use super::{INVC, LOGC, OFF};
+        for i in 0..128u64 {
+            let (invc, logc) = (INVC[i as usize], LOGC[i as usize]);
+            for z in [OFF + (i << 45), OFF + ((i + 1) << 45) - 1].map(f64::from_bits) {
+                let r = z * invc - 1.0;
+                if logc == 0.0 {
+                    assert_eq!(i, 74);
+                } else {
+                    assert!(
+                        logc.abs() > r.abs() * (1.0 + 1e-12),
+                        "part {i}: {logc:e} {r:e}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
