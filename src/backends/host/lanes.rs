@@ -1,8 +1,8 @@
-//! The f64 lane operations the written-out vector loops (`logf`, `exp_f64`, `tanh_f64`) are
-//! built from, one module per width with the same names: `v8` (AVX-512, 8 lanes) and `v4`
-//! (AVX2 with FMA, 4 lanes). A function's body is written once, as a macro over the
-//! operations of `$v`, and instantiated for each width, so that the widths cannot drift
-//! apart: each performs the scalar function's IEEE operations in its order.
+//! The f64 lane operations the written-out vector loops (`logf`, `exp_f64`, `tanh_f64`,
+//! `sincos_f64`) are built from, one module per width with the same names: `v8` (AVX-512, 8
+//! lanes) and `v4` (AVX2 with FMA, 4 lanes). A function's body is written once, as a macro
+//! over the operations of `$v`, and instantiated for each width, so that the widths cannot
+//! drift apart: each performs the scalar function's IEEE operations in its order.
 
 /// Defines each `name(args) -> ret = body` as an inlined function enabling `$features`.
 macro_rules! ops {
@@ -41,6 +41,7 @@ pub(crate) mod v8 {
         subi(a: I, b: I) -> I = _mm512_sub_epi64(a, b);
         andi(a: I, b: I) -> I = _mm512_and_si512(a, b);
         ori(a: I, b: I) -> I = _mm512_or_si512(a, b);
+        xori(a: I, b: I) -> I = _mm512_xor_si512(a, b);
         as_int(a: F) -> I = _mm512_castpd_si512(a);
         as_float(a: I) -> F = _mm512_castsi512_pd(a);
         // `vminpd` returns its second operand when either is NaN.
@@ -48,11 +49,19 @@ pub(crate) mod v8 {
         // The lanes where `a < b` (false for NaN) take `yes`, the others `no`.
         select_lt(a: F, b: F, yes: F, no: F) -> F =
             _mm512_mask_blend_pd(_mm512_cmp_pd_mask::<_CMP_LT_OQ>(a, b), no, yes);
+        // The lanes where `n` is odd take `odd`, the others `even`.
+        select_odd(n: I, even: F, odd: F) -> F =
+            _mm512_mask_blend_pd(_mm512_test_epi64_mask(n, _mm512_set1_epi64(1)), even, odd);
     }
     #[inline]
     #[target_feature(enable = "avx512f,avx2,fma")]
     pub(crate) fn srl<const N: u32>(a: I) -> I {
         _mm512_srli_epi64::<N>(a)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(crate) fn sll<const N: u32>(a: I) -> I {
+        _mm512_slli_epi64::<N>(a)
     }
     /// A table of 32 64-bit entries in four registers, read by [`pick32`] without a gather
     /// (`exp_f64`'s `2^(j/32)`).
@@ -132,16 +141,25 @@ pub(crate) mod v4 {
         subi(a: I, b: I) -> I = _mm256_sub_epi64(a, b);
         andi(a: I, b: I) -> I = _mm256_and_si256(a, b);
         ori(a: I, b: I) -> I = _mm256_or_si256(a, b);
+        xori(a: I, b: I) -> I = _mm256_xor_si256(a, b);
         as_int(a: F) -> I = _mm256_castpd_si256(a);
         as_float(a: I) -> F = _mm256_castsi256_pd(a);
         min(a: F, b: F) -> F = _mm256_min_pd(a, b);
         select_lt(a: F, b: F, yes: F, no: F) -> F =
             _mm256_blendv_pd(no, yes, _mm256_cmp_pd::<_CMP_LT_OQ>(a, b));
+        // `vblendvpd` reads each lane's sign bit: `n`'s lowest, shifted there.
+        select_odd(n: I, even: F, odd: F) -> F =
+            _mm256_blendv_pd(even, odd, _mm256_castsi256_pd(_mm256_slli_epi64::<63>(n)));
     }
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     pub(crate) fn srl<const N: i32>(a: I) -> I {
         _mm256_srli_epi64::<N>(a)
+    }
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(crate) fn sll<const N: i32>(a: I) -> I {
+        _mm256_slli_epi64::<N>(a)
     }
     /// `t[i]` in each lane.
     ///
