@@ -140,6 +140,7 @@ pub(crate) fn cos_f64_into(xs: &[f64], out: &mut [MaybeUninit<f64>]) {
 
 /// Elements per block of the written-out loops: the block is still in L1 when `fix_far`
 /// reads it again.
+#[cfg(target_arch = "x86_64")]
 const BLOCK: usize = 1024;
 
 /// `out[i] = sin(xs[i] + Q pi/2)` (`sin_f64`, `cos_f64`) for every `i` below the shorter
