@@ -713,6 +713,7 @@ fn transcendental_functions_are_accurate_at_every_scale() {
             UnaryOp::Log1p,
             UnaryOp::Sin,
             UnaryOp::Cos,
+            UnaryOp::Tan,
             UnaryOp::Tanh,
             UnaryOp::Sinh,
             UnaryOp::Cosh,
@@ -727,7 +728,7 @@ fn transcendental_functions_are_accurate_at_every_scale() {
             let got = x_g.unary(op).unwrap().to_vec::<f32>().unwrap();
             for ((&x, &g), &w) in xs.iter().zip(&got).zip(&want) {
                 // Drivers reduce sin and cos of huge arguments with a float32 pi.
-                if matches!(op, UnaryOp::Sin | UnaryOp::Cos) && x.abs() > 1e4 {
+                if matches!(op, UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan) && x.abs() > 1e4 {
                     continue;
                 }
                 close(op.name(), x, 0.0, g, w);

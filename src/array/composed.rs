@@ -379,9 +379,15 @@ impl Array {
             .where_cond(&self.unary(UnaryOp::Ceil)?, &self.unary(UnaryOp::Floor)?)
     }
 
-    /// Elementwise tangent: `sin / cos` for reals; for complex `-i tanh(iz)`, which stays
-    /// finite where sin and cos of a large imaginary part both overflow (`tan(800j)` is `1j`).
+    /// Elementwise tangent (one kernel, [`UnaryOp::Tan`]). On a backend without that op
+    /// (one registered before it existed answers `Unsupported`), composed of the ops it has:
+    /// `sin / cos` for reals; for complex `-i tanh(iz)`, which stays finite where sin and cos
+    /// of a large imaginary part both overflow (`tan(800j)` is `1j`).
     pub fn tan(&self) -> Result<Array> {
+        match self.unary(UnaryOp::Tan) {
+            Err(Error::Unsupported { op, .. }) if op == UnaryOp::Tan.name() => {}
+            r => return r,
+        }
         if !self.dtype().is_complex() {
             return self.sin()?.binary(BinaryOp::Div, &self.cos()?);
         }

@@ -48,7 +48,7 @@ op_enum!(
     #[non_exhaustive]
     UnaryOp {
         Neg => "neg", Abs => "abs", Exp => "exp", Log => "log", Sqrt => "sqrt",
-        Sin => "sin", Cos => "cos", Tanh => "tanh", LogicalNot => "logical_not",
+        Sin => "sin", Cos => "cos", Tan => "tan", Tanh => "tanh", LogicalNot => "logical_not",
         Floor => "floor", Ceil => "ceil", Round => "round", Sign => "sign",
         BitwiseInvert => "bitwise_invert",
         Asin => "asin", Acos => "acos", Atan => "atan", Sinh => "sinh", Cosh => "cosh",

@@ -188,6 +188,7 @@ pub(crate) fn unary(
         | UnaryOp::Sqrt
         | UnaryOp::Sin
         | UnaryOp::Cos
+        | UnaryOp::Tan
         | UnaryOp::Tanh
         | UnaryOp::Asin
         | UnaryOp::Acos
@@ -260,6 +261,12 @@ pub(crate) fn unary(
                 (UnaryOp::Cos, DType::F32) => {
                     contiguous_map(be, dev, *x, 16, sincosf::cos_f32_into)
                 }
+                (UnaryOp::Tan, DType::F32) => {
+                    contiguous_map(be, dev, *x, 16, sincosf::tan_f32_into)
+                }
+                (UnaryOp::Tan, DType::F64) => {
+                    contiguous_map(be, dev, *x, 24, sincos_f64::tan_f64_into)
+                }
                 // Through the float64 `ln` and `exp` loops (`f32_via_f64`).
                 (UnaryOp::Log1p, DType::F32) => {
                     contiguous_map(be, dev, *x, 16, via::log1p_f32_into)
@@ -302,6 +309,7 @@ pub(crate) fn unary(
                 UnaryOp::Sqrt => run1(be, dev, x, T::sqrt_),
                 UnaryOp::Sin => run1(be, dev, x, T::sin_),
                 UnaryOp::Cos => run1(be, dev, x, T::cos_),
+                UnaryOp::Tan => run1(be, dev, x, T::tan_),
                 UnaryOp::Tanh => run1(be, dev, x, T::tanh_),
                 UnaryOp::Asin => run1(be, dev, x, T::asin_),
                 UnaryOp::Acos => run1(be, dev, x, T::acos_),

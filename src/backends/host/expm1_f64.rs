@@ -102,6 +102,15 @@ pub(super) fn em1<const ANY_SCALE: bool>(y: f64) -> (f64, f64) {
 pub(super) fn ratio(m: f64, m_lo: f64, c: f64) -> (f64, f64) {
     let d = m + c;
     let d_lo = two_sum_err(m, c, d) + m_lo;
+    quotient(m, m_lo, d, d_lo)
+}
+
+/// `(m + m_lo) / (d + d_lo)` as `q0 + q_lo`, for two-part operands whose low parts are
+/// below an ulp of their high parts: `q0 = m (1/d)` corrected by its exact residual (one
+/// division). The residual's product error must be exact: no operand near the subnormals,
+/// `|q0|` below ~2^995.
+#[inline(always)]
+pub(super) fn quotient(m: f64, m_lo: f64, d: f64, d_lo: f64) -> (f64, f64) {
     let inv = 1.0 / d;
     let q0 = m * inv;
     (q0, (quotient_residual(m, q0, d) + (m_lo - q0 * d_lo)) * inv)
@@ -314,13 +323,24 @@ pub(super) mod x86 {
             let (m, m_lo, c) = ($m, $m_lo, set($c));
             let d = add(m, c);
             let d_lo = add(two_sum_err(m, c, d), m_lo);
+            $crate::backends::host::expm1_f64::x86::quotient_lanes!($v, m, m_lo, d, d_lo)
+        }};
+    }
+    pub(in crate::backends::host) use ratio_lanes;
+
+    /// [`super::quotient`] of one vector: `(q0, q_lo)`, the residual by a fused
+    /// multiply-add (exact, as the scalar function's Dekker product).
+    macro_rules! quotient_lanes {
+        ($v:ident, $m:expr, $m_lo:expr, $d:expr, $d_lo:expr) => {{
+            use $v::*;
+            let (m, m_lo, d, d_lo) = ($m, $m_lo, $d, $d_lo);
             let inv = div(set(1.0), d);
             let q0 = mul(m, inv);
             let res = fma(sub(set(0.0), q0), d, m);
             (q0, mul(add(res, sub(m_lo, mul(q0, d_lo))), inv))
         }};
     }
-    pub(in crate::backends::host) use ratio_lanes;
+    pub(in crate::backends::host) use quotient_lanes;
 
     /// `f`'s near path of one vector `x`.
     macro_rules! near_lanes {

@@ -36,6 +36,7 @@ pub(crate) trait Transcendental: Arith {
     fn sqrt_(self) -> Self;
     fn sin_(self) -> Self;
     fn cos_(self) -> Self;
+    fn tan_(self) -> Self;
     fn tanh_(self) -> Self;
     fn asin_(self) -> Self;
     fn acos_(self) -> Self;
@@ -332,7 +333,7 @@ macro_rules! real_float {
 real_float!(f32: f32, f64: f64, f16: f32, bf16: f32);
 
 macro_rules! float_math {
-    ($($t:ty: $exp:expr, $ln:expr, $tanh:expr, $sin:expr, $cos:expr, $sinh:expr, $cosh:expr,
+    ($($t:ty: $exp:expr, $ln:expr, $tanh:expr, $sin:expr, $cos:expr, $tan:expr, $sinh:expr, $cosh:expr,
         $asinh:expr, $acosh:expr, $atanh:expr, $expm1:expr, $log1p:expr, $asin:expr, $acos:expr,
         $atan:expr),*) => {$(
         impl Arith for $t {
@@ -358,6 +359,7 @@ macro_rules! float_math {
             #[inline(always)] fn tanh_(self) -> Self { $tanh(self) }
             #[inline(always)] fn sin_(self) -> Self { $sin(self) }
             #[inline(always)] fn cos_(self) -> Self { $cos(self) }
+            #[inline(always)] fn tan_(self) -> Self { $tan(self) }
             #[inline(always)] fn sinh_(self) -> Self { $sinh(self) }
             #[inline(always)] fn cosh_(self) -> Self { $cosh(self) }
             #[inline(always)] fn asinh_(self) -> Self { $asinh(self) }
@@ -373,7 +375,7 @@ macro_rules! float_math {
     )*};
 }
 
-// Both exps and float32's ln, tanh, sin and cos vectorise (`expf`, `exp_f64`, `logf`,
+// Both exps and float32's ln, tanh, sin, cos and tan vectorise (`expf`, `exp_f64`, `logf`,
 // `tanhf`, `sincosf`), as do float32's hyperbolic functions, expm1 and log1p (through the
 // float64 loops, `f32_via_f64`), float32's asin, acos and atan (`inv_trigf`), float64's
 // expm1, sinh and cosh (`expm1_f64`), asin and acos (`asin_acos_f64`), atan (`atan_f64`),
@@ -381,11 +383,12 @@ macro_rules! float_math {
 // strided path calls the same functions.
 float_math!(
     f32: super::expf::exp_f32, super::logf::ln_f32, super::tanhf::tanh_f32,
-        super::sincosf::sin_f32, super::sincosf::cos_f32, via::sinh_f32, via::cosh_f32,
+        super::sincosf::sin_f32, super::sincosf::cos_f32, super::sincosf::tan_f32, via::sinh_f32, via::cosh_f32,
         via::asinh_f32, via::acosh_f32, via::atanh_f32, via::expm1_f32, via::log1p_f32,
         inv::asin_f32, inv::acos_f32, inv::atan_f32,
     f64: super::exp_f64::exp_f64, super::log_f64::ln_f64, super::tanh_f64::tanh_f64,
-        super::sincos_f64::sin_f64, super::sincos_f64::cos_f64, super::expm1_f64::sinh_f64,
+        super::sincos_f64::sin_f64, super::sincos_f64::cos_f64, super::sincos_f64::tan_f64,
+        super::expm1_f64::sinh_f64,
         super::expm1_f64::cosh_f64, super::asinh_acosh_f64::asinh_f64,
         super::asinh_acosh_f64::acosh_f64, super::atanh_f64::atanh_f64,
         super::expm1_f64::expm1_f64, super::log_f64::ln_1p_f64,
@@ -430,6 +433,9 @@ macro_rules! half_math {
             }
             #[inline(always)] fn cos_(self) -> Self {
                 <$t>::from_f32(super::sincosf::cos_f32(self.to_f32()))
+            }
+            #[inline(always)] fn tan_(self) -> Self {
+                <$t>::from_f32(super::sincosf::tan_f32(self.to_f32()))
             }
             // And float32's asin, acos and atan (`inv_trigf`).
             #[inline(always)] fn asin_(self) -> Self { <$t>::from_f32(inv::asin_f32(self.to_f32())) }
@@ -486,6 +492,12 @@ macro_rules! complex_math {
                 Self::new(w.im, -w.re)
             }
             #[inline(always)] fn cos_(self) -> Self { Self::new(-self.im, self.re).cosh_() }
+            // tan z = -i tanh(iz), C99's definition: finite where sin and cos of a large
+            // imaginary part both overflow (`tan(800j)` is `1j`).
+            #[inline(always)] fn tan_(self) -> Self {
+                let w = Self::new(-self.im, self.re).tanh_();
+                Self::new(w.im, -w.re)
+            }
             // num-complex has neither: NumPy's forms (exact near 0, and the sign of a zero
             // imaginary part kept on log1p's branch cut).
             #[inline(always)] fn expm1_(self) -> Self {

@@ -157,46 +157,41 @@ pub(crate) mod float_checks {
         a.len() == b.len() && a.iter().zip(b).all(|(&p, &q)| same(p, q))
     }
 
-    /// Checks an `Array` method (`Array::exp`, say) through the backend's kernels,
-    /// contiguous (split over its threads) and strided, against the scalar function's
-    /// results.
     /// A slice loop: `out[i] = f(xs[i])`.
     pub(crate) type SliceFn<T> = fn(&[T], &mut [MaybeUninit<T>]);
 
-    /// Checks a sin/cos pair's slice loops, the compiler's loop over `fast0`/`fast1` in the
-    /// lanes `L` picks (on the elements `near` takes), and the backend's kernels, contiguous
-    /// and strided, against the scalar functions' results `sin` and `cos`.
-    pub(crate) fn check_sin_cos<L: super::Lanes, T: Bits + crate::Element>(
+    /// Checks one function of the trigonometric files (`sin`, `cos`, `tan`): its slice loop,
+    /// the compiler's loop over `fast` in the lanes `L` picks (on the elements `near`
+    /// takes), and the backend's kernels through `op`, contiguous and strided, against the
+    /// scalar function's results `want`.
+    pub(crate) fn check_near_far<L: super::Lanes, T: Bits + crate::Element>(
         xs: &[T],
-        (sin, cos): (&[T], &[T]),
-        (sin_into, cos_into): (SliceFn<T>, SliceFn<T>),
+        want: &[T],
+        into: SliceFn<T>,
         near: impl Fn(T) -> bool,
-        fast0: impl Fn(T) -> T,
-        fast1: impl Fn(T) -> T,
+        fast: impl Fn(T) -> T,
+        op: fn(&crate::Array) -> crate::Result<crate::Array>,
     ) {
-        check_slice_loop(xs, sin, sin_into);
-        check_slice_loop(xs, cos, cos_into);
+        check_slice_loop(xs, want, into);
         let near: Vec<usize> = (0..xs.len()).filter(|&i| near(xs[i])).collect();
-        let mut a: Vec<(T, T)> = near.iter().map(|&i| (xs[i], xs[i])).collect();
+        let mut a: Vec<T> = near.iter().map(|&i| xs[i]).collect();
         L::run(
             #[inline(always)]
             || {
-                for (s, c) in &mut a {
-                    (*s, *c) = (fast0(*s), fast1(*c));
+                for v in &mut a {
+                    *v = fast(*v);
                 }
             },
         );
-        for (&i, &(s, c)) in near.iter().zip(&a) {
-            assert_eq!(
-                (s.bits(), c.bits()),
-                (sin[i].bits(), cos[i].bits()),
-                "element {i}"
-            );
+        for (&i, &v) in near.iter().zip(&a) {
+            assert_eq!(v.bits(), want[i].bits(), "element {i}");
         }
-        check_array(xs, sin, crate::Array::sin);
-        check_array(xs, cos, crate::Array::cos);
+        check_array(xs, want, op);
     }
 
+    /// Checks an `Array` method (`Array::exp`, say) through the backend's kernels,
+    /// contiguous (split over its threads) and strided, against the scalar function's
+    /// results.
     pub(crate) fn check_array<T: Bits + crate::Element>(
         xs: &[T],
         scalar: &[T],

@@ -1,5 +1,5 @@
-//! `sin` and `cos` of a float32: one scalar function each, and slice loops the compiler
-//! vectorises.
+//! `sin`, `cos` and `tan` of a float32: one scalar function each, and slice loops the
+//! compiler vectorises.
 //!
 //! The C library's `sinf` is a call per element with branches on the argument's size
 //! (3.75 ns an element from Python on the Intel guest of `docs/benchmarks.md`, against
@@ -17,10 +17,14 @@
 //!   lane took 0.875 ns an element in AVX-512 on the Intel guest, both evaluated and one
 //!   kept 0.933; the C library's `sinf` 2.65.)
 //!
+//! `tan` evaluates both polynomials and divides in f64 (`sin r / cos r`, or `-cos r / sin r`
+//! in odd quarters): 1.9-2.0 ns an element against 3.8-3.9 for the three passes of
+//! `sin_f32(x) / cos_f32(x)`, which rounded three times (one thread, 64K, Intel guest).
+//!
 //! The result before the last rounding is within ~2^-50 of the exact value: it rounds to
 //! the float32 nearest the exact value but where that lies a hair from halfway between two.
 //! Past `|x| = 2^20` (and for infinities and NaN) the rare element takes the C library's f64
-//! `sin`/`cos` rounded to float32 (full argument reduction).
+//! `sin`/`cos`/`tan` rounded to float32 (full argument reduction).
 //!
 //! The slice loops run the branch-free `fast` over a block in AVX-512 or AVX2 lanes (the
 //! compiler vectorises it: no table), then redo the block's few out-of-range elements one
@@ -72,7 +76,18 @@ pub(crate) fn cos_f32(x: f32) -> f32 {
     one::<1>(x)
 }
 
-/// `sin(x + Q pi/2)`: `sin` for `Q = 0`, `cos` for `Q = 1`.
+/// `tan x` rounded to float32: the float64 quotient of the two polynomials, rounded once
+/// (nearly always the float32 nearest the exact value, where `sin_f32(x) / cos_f32(x)`
+/// rounds three times). `-0` for `-0`, NaN for infinities and NaN.
+#[inline(always)]
+pub(crate) fn tan_f32(x: f32) -> f32 {
+    one::<TAN>(x)
+}
+
+/// The `Q` of `tan` in `one`, `fast`, `far` and `run` (0 is `sin`, 1 `cos`).
+const TAN: u64 = 2;
+
+/// `sin(x + Q pi/2)`: `sin` for `Q = 0`, `cos` for `Q = 1`; `tan` for `TAN`.
 #[inline(always)]
 fn one<const Q: u64>(x: f32) -> f32 {
     if near(x) { fast::<Q>(x) } else { far::<Q>(x) }
@@ -89,7 +104,11 @@ fn near(x: f32) -> bool {
 #[inline(never)]
 fn far<const Q: u64>(x: f32) -> f32 {
     let a = f64::from(x);
-    (if Q == 0 { a.sin() } else { a.cos() }) as f32
+    (match Q {
+        0 => a.sin(),
+        1 => a.cos(),
+        _ => a.tan(),
+    }) as f32
 }
 
 /// `sin(x + Q pi/2)` for `|x| <= 2^20`; no branch.
@@ -102,6 +121,14 @@ fn fast<const Q: u64>(x: f32) -> f32 {
     let k = kd.to_bits().wrapping_add(Q);
     let r = ((a - kf * PIO2_1) - kf * PIO2_2) - kf * PIO2_3;
     let t = r * r;
+    if Q == TAN {
+        // tan(r + k pi/2) is `tan r` for even `k` and `-1 / tan r` for odd: both
+        // polynomials, and the quotient picked per lane (`sin r` is not 0 where `k` is odd).
+        let (s, c) = (r * (1.0 + t * estrin6(t, &S)), 1.0 + t * estrin6(t, &C));
+        let odd = k & 1 != 0;
+        let q = if odd { c / s } else { s / c };
+        return (if odd { -q } else { q }) as f32;
+    }
     // One polynomial, its coefficients picked per lane: `r (1 + t S(t))` for sin r in even
     // quarters, `1 (1 + t C(t))` for cos r in odd ones (the factor 1 is exact).
     let odd = k & 1 != 0;
@@ -121,47 +148,58 @@ pub(crate) fn cos_f32_into(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
     run::<1>(xs, out)
 }
 
+/// `out[i] = tan_f32(xs[i])` for every `i` below the shorter of the two lengths.
+pub(crate) fn tan_f32_into(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
+    run::<TAN>(xs, out)
+}
+
 fn run<const Q: u64>(xs: &[f32], out: &mut [MaybeUninit<f32>]) {
     super::simd::map_near_far(xs, out, fast::<Q>, near, far::<Q>)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{cos_f32, cos_f32_into, sin_f32, sin_f32_into};
+    use super::{TAN, cos_f32, cos_f32_into, sin_f32, sin_f32_into, tan_f32, tan_f32_into};
     use crate::backends::host::simd::Avx2;
     use crate::backends::host::simd::float_checks::{
-        check_sin_cos, every_4099th_f32, same, spread_f32,
+        SliceFn, check_near_far, every_4099th_f32, same, spread_f32,
     };
+
+    type ArrayFn = fn(&crate::Array) -> crate::Result<crate::Array>;
 
     #[test]
     fn every_path_gives_the_bits_of_the_scalar_function() {
         let xs = spread_f32(&[1_048_576.0, 1_048_576.1, -1_048_576.1, 3e38, 1e-40]);
-        let sin: Vec<f32> = xs.iter().map(|&x| sin_f32(x)).collect();
-        let cos: Vec<f32> = xs.iter().map(|&x| cos_f32(x)).collect();
-        // The slice loops (AVX-512 or AVX2 lanes, then the far elements one by one), from
-        // every start and at every length of a block's tail; the compiler's AVX2 loop alone
-        // (what a machine without AVX-512 runs); the backend's kernels.
-        check_sin_cos::<Avx2, f32>(
-            &xs,
-            (&sin, &cos),
-            (sin_f32_into, cos_f32_into),
-            super::near,
-            super::fast::<0>,
-            super::fast::<1>,
-        );
+        type Case = (fn(f32) -> f32, SliceFn<f32>, fn(f32) -> f32, ArrayFn);
+        let cases: [Case; 3] = [
+            (sin_f32, sin_f32_into, super::fast::<0>, crate::Array::sin),
+            (cos_f32, cos_f32_into, super::fast::<1>, crate::Array::cos),
+            (tan_f32, tan_f32_into, super::fast::<TAN>, crate::Array::tan),
+        ];
+        for (f, into, fast, op) in cases {
+            let want: Vec<f32> = xs.iter().map(|&x| f(x)).collect();
+            // The slice loop (AVX-512 or AVX2 lanes, then the far elements one by one), from
+            // every start and at every length of a block's tail; the compiler's AVX2 loop
+            // alone (what a machine without AVX-512 runs); the backend's kernels.
+            check_near_far::<Avx2, f32>(&xs, &want, into, super::near, fast, op);
+        }
     }
 
     #[test]
     fn edges_and_symmetries_are_those_of_the_c_library() {
         for x in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
             assert!(sin_f32(x).is_nan() && cos_f32(x).is_nan(), "{x}");
+            assert!(tan_f32(x).is_nan(), "{x}");
         }
+        assert_eq!(tan_f32(0.0).to_bits(), 0);
+        assert_eq!(tan_f32(-0.0).to_bits(), (-0.0f32).to_bits());
         assert_eq!(sin_f32(0.0).to_bits(), 0);
         assert_eq!(sin_f32(-0.0).to_bits(), (-0.0f32).to_bits());
         assert_eq!((cos_f32(0.0), cos_f32(-0.0)), (1.0, 1.0));
         // Tiny and subnormal arguments: sin x = x, cos x = 1.
         for x in [1e-10f32, f32::MIN_POSITIVE, 1e-40, f32::from_bits(1)] {
             assert_eq!((sin_f32(x), sin_f32(-x), cos_f32(x)), (x, -x, 1.0));
+            assert_eq!((tan_f32(x), tan_f32(-x)), (x, -x));
         }
         // The float32 nearest pi/2 and pi: the results are the small differences.
         let h = std::f32::consts::FRAC_PI_2;
@@ -171,6 +209,7 @@ mod tests {
         for x in [0.5f32, 3.0, 1e5, 1_048_575.9, 1_048_576.0, 2e6, 3e38] {
             assert_eq!(sin_f32(-x).to_bits(), (-sin_f32(x)).to_bits(), "{x}");
             assert_eq!(cos_f32(-x).to_bits(), cos_f32(x).to_bits(), "{x}");
+            assert_eq!(tan_f32(-x).to_bits(), (-tan_f32(x)).to_bits(), "{x}");
         }
     }
 
@@ -181,7 +220,12 @@ mod tests {
         // float32. A sample of that run here, both signs.
         every_4099th_f32(|x| {
             let a = f64::from(x);
-            for (got, want) in [(sin_f32(x), a.sin() as f32), (cos_f32(x), a.cos() as f32)] {
+            let pairs = [
+                (sin_f32(x), a.sin() as f32),
+                (cos_f32(x), a.cos() as f32),
+                (tan_f32(x), a.tan() as f32),
+            ];
+            for (got, want) in pairs {
                 assert!(same(got, want), "{x:e}: {got:e}, not {want:e}");
             }
         });

@@ -268,6 +268,9 @@ fn unary_expr(op: UnaryOp, ty: &str) -> Option<String> {
         (Sqrt, "f32") => "sqrt(a)".into(),
         (Sin, "f32") => "sin(a)".into(),
         (Cos, "f32") => "cos(a)".into(),
+        // The quotient, as `Array::tan` composed it before `tan` was an op: drivers' `tan`
+        // varies more than their `sin` and `cos`.
+        (Tan, "f32") => "(sin(a) / cos(a))".into(),
         // The `_f` helpers (HELPERS): accurate near 0 and at large arguments where the
         // drivers' functions are not, with NaN (and ±inf at atanh's ends) spelt out outside
         // the domains, where WGSL's results are indeterminate.

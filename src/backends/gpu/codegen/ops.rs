@@ -88,6 +88,7 @@ pub(crate) fn unary(op: UnaryOp, dt: DType, a: &str) -> Option<String> {
         | UnaryOp::Sqrt
         | UnaryOp::Sin
         | UnaryOp::Cos
+        | UnaryOp::Tan
         | UnaryOp::Tanh => {
             let f = match op {
                 UnaryOp::Exp => "exp",
@@ -95,6 +96,7 @@ pub(crate) fn unary(op: UnaryOp, dt: DType, a: &str) -> Option<String> {
                 UnaryOp::Sqrt => "sqrt",
                 UnaryOp::Sin => "sin",
                 UnaryOp::Cos => "cos",
+                UnaryOp::Tan => "tan",
                 _ => "tanh",
             };
             match k {

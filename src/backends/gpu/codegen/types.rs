@@ -199,6 +199,7 @@ __device__ __forceinline__ C cx_i(C a) { return mk(-a.im, a.re, a); }           
 __device__ __forceinline__ C cx_minus_i(C a) { return mk(a.im, -a.re, a); }                     \
 __device__ __forceinline__ C cx_sin(C a) { return cx_minus_i(cx_sinh(cx_i(a))); }               \
 __device__ __forceinline__ C cx_cos(C a) { return cx_cosh(cx_i(a)); }                           \
+__device__ __forceinline__ C cx_tan(C a) { return cx_minus_i(cx_tanh(cx_i(a))); }               \
 __device__ __forceinline__ C cx_pow(C a, C b) { return cx_exp(cx_mul(b, cx_log(a))); }      \
 __device__ __forceinline__ C cx_sign(C a) {                                                     \
   R n = cx_abs(a); return n == (R)0 ? mk((R)0, (R)0, a) : mk(a.re / n, a.im / n, a); }           \
