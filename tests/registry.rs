@@ -122,6 +122,37 @@ fn the_tour_checks_itself() {
     );
 }
 
+/// A backend written before `tan` was an op answers `Unsupported` for it (its `match` has a
+/// `_` arm): `Array::tan` then composes `sin / cos` from the ops it has, with the bits those
+/// give on the host; with `sin` refused too, the error names `sin`.
+#[test]
+fn tan_is_composed_on_a_backend_without_it() {
+    use UnaryOp::*;
+    let d = fake_device_with("no-tan", "gpu", "", Some(0), 1, &[Tan]);
+    let xs: Vec<f64> = (0..50).map(|i| f64::from(i) * 0.37 - 9.0).collect();
+    let host = Array::from_vec(xs.clone(), &[50]).unwrap();
+    let x = host.to_device(&d).unwrap();
+    let want = host.sin().unwrap().div(&host.cos().unwrap()).unwrap();
+    let got = x.tan().unwrap();
+    assert_eq!(got.devices(), vec![d]);
+    assert_eq!(got.to_vec::<f64>().unwrap(), want.to_vec::<f64>().unwrap());
+    // The kernel itself, on the host: within an ulp or two of the quotient.
+    for (k, q) in host
+        .tan()
+        .unwrap()
+        .to_vec::<f64>()
+        .unwrap()
+        .iter()
+        .zip(want.to_vec::<f64>().unwrap())
+    {
+        assert!((k - q).abs() <= 4.0 * f64::EPSILON * q.abs(), "{k} {q}");
+    }
+    let d = fake_device_with("no-trig", "gpu", "", Some(0), 1, &[Tan, Sin]);
+    let x = host.to_device(&d).unwrap();
+    let msg = x.tan().unwrap_err().to_string();
+    assert_eq!(msg, "backend `no-trig` does not support `sin` on float64");
+}
+
 #[test]
 fn users_register_their_own_backends() {
     use UnaryOp::*;
