@@ -111,7 +111,7 @@ fn far<const Q: u64>(x: f32) -> f32 {
     }) as f32
 }
 
-/// `sin(x + Q pi/2)` for `|x| <= 2^20`; no branch.
+/// `sin(x + Q pi/2)` for `|x| <= 2^20` (`tan x` for `TAN`); no branch.
 #[inline(always)]
 fn fast<const Q: u64>(x: f32) -> f32 {
     let a = f64::from(x);
