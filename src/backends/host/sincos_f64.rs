@@ -33,10 +33,10 @@
 //! written-out AVX-512 and AVX2 loops (`x86`), the compiler's loop over `fast` where there
 //! is no AVX2, and the scalar function perform the same IEEE operations in the same order,
 //! with no fused multiply-add but where it is exact (`tan`'s residual, which the scalar
-//! function takes from Dekker's product). The written-out AVX-512 loop took 2.40-2.51 ns an element against
-//! 3.75-5.01 for the compiler's AVX2 loop it replaced (one thread, 64K, three alternated
-//! pairs on the Intel Xeon of the twenty-fifth sitting; the C library 11.9 on an earlier
-//! Intel guest).
+//! function takes from Dekker's product). The written-out AVX-512 loop took 2.40-2.51 ns an
+//! element against 3.75-5.01 for the compiler's AVX2 loop it replaced (one thread, 64K,
+//! three alternated pairs on the Intel Xeon of the twenty-fifth sitting; the C library 11.9
+//! on an earlier Intel guest).
 
 use super::expm1_f64::quotient;
 use super::poly::two_sum_err;
@@ -88,7 +88,7 @@ pub(crate) fn cos_f64(x: f64) -> f64 {
     if near(x) { fast::<1>(x) } else { far::<1>(x) }
 }
 
-/// `tan x` (within ~0.6 ulp; see `tan_near`): `-0` for `-0`, NaN for infinities and NaN.
+/// `tan x` (within 1 ulp; see `tan_near`): `-0` for `-0`, NaN for infinities and NaN.
 #[inline(always)]
 pub(crate) fn tan_f64(x: f64) -> f64 {
     if near(x) {
@@ -221,9 +221,10 @@ pub(crate) fn tan_f64_into(xs: &[f64], out: &mut [MaybeUninit<f64>]) {
 #[cfg(target_arch = "x86_64")]
 const BLOCK: usize = 1024;
 
-/// `out[i] = sin(xs[i] + Q pi/2)` (`sin_f64`, `cos_f64`) for every `i` below the shorter
-/// length: `fast` in written-out AVX-512 or AVX2 lanes over each block, then the block's far
-/// elements one by one. Without AVX2 (or off x86-64), the compiler's loop over `fast`.
+/// `out[i] = sin(xs[i] + Q pi/2)` (`sin_f64`, `cos_f64`; `tan_f64` for `TAN`) for every `i`
+/// below the shorter length: `fast` in written-out AVX-512 or AVX2 lanes over each block,
+/// then the block's far elements one by one. Without AVX2 (or off x86-64), the compiler's
+/// loop over `fast`.
 ///
 /// Written out because the compiler's loops fell short: in AVX-512 it kept most of `fast`
 /// scalar (7.5 ns an element against 2.2 for its AVX2 loop, one thread of an Intel guest),
@@ -392,9 +393,7 @@ mod tests {
     use super::{TAN, cos_f64, cos_f64_into, sin_f64, sin_f64_into, tan_f64, tan_f64_into};
     use crate::backends::host::dd_reference::uniform;
     use crate::backends::host::simd::Widest;
-    use crate::backends::host::simd::float_checks::{SliceFn, check_near_far, spread_f64, ulps};
-
-    type ArrayFn = fn(&crate::Array) -> crate::Result<crate::Array>;
+    use crate::backends::host::simd::float_checks::{check_near_far, spread_f64, ulps};
 
     fn arguments() -> Vec<f64> {
         uniform(1 << 14, -10.0, 10.0, 1)
@@ -412,21 +411,16 @@ mod tests {
 
     #[test]
     fn every_path_gives_the_bits_of_the_scalar_function() {
+        use super::{fast, near};
+        use crate::Array;
         let xs = arguments();
-        type Case = (fn(f64) -> f64, SliceFn<f64>, fn(f64) -> f64, ArrayFn);
-        let cases: [Case; 3] = [
-            (sin_f64, sin_f64_into, super::fast::<0>, crate::Array::sin),
-            (cos_f64, cos_f64_into, super::fast::<1>, crate::Array::cos),
-            (tan_f64, tan_f64_into, super::fast::<TAN>, crate::Array::tan),
-        ];
-        for (f, into, fast, op) in cases {
-            let want: Vec<f64> = xs.iter().map(|&x| f(x)).collect();
-            // The slice loop (the written-out lanes this processor runs, then the far
-            // elements one by one), from every start and at every length of a block's tail;
-            // the compiler's loop over `fast` (what a processor without AVX2 runs) in
-            // AVX-512 lanes where there are some; the backend's kernels.
-            check_near_far::<Widest, f64>(&xs, &want, into, super::near, fast, op);
-        }
+        // The slice loop (the written-out lanes this processor runs, then the far elements
+        // one by one), from every start and at every length of a block's tail; the
+        // compiler's loop over `fast` (what a processor without AVX2 runs) in AVX-512 lanes
+        // where there are some; the backend's kernels.
+        check_near_far::<Widest, f64>(&xs, sin_f64, sin_f64_into, near, fast::<0>, Array::sin);
+        check_near_far::<Widest, f64>(&xs, cos_f64, cos_f64_into, near, fast::<1>, Array::cos);
+        check_near_far::<Widest, f64>(&xs, tan_f64, tan_f64_into, near, fast::<TAN>, Array::tan);
     }
 
     /// Both written-out loops (the AVX2 one too, which a processor with AVX-512 does not

@@ -162,27 +162,20 @@ mod tests {
     use super::{TAN, cos_f32, cos_f32_into, sin_f32, sin_f32_into, tan_f32, tan_f32_into};
     use crate::backends::host::simd::Avx2;
     use crate::backends::host::simd::float_checks::{
-        SliceFn, check_near_far, every_4099th_f32, same, spread_f32,
+        check_near_far, every_4099th_f32, same, spread_f32,
     };
-
-    type ArrayFn = fn(&crate::Array) -> crate::Result<crate::Array>;
 
     #[test]
     fn every_path_gives_the_bits_of_the_scalar_function() {
+        use super::{fast, near};
+        use crate::Array;
         let xs = spread_f32(&[1_048_576.0, 1_048_576.1, -1_048_576.1, 3e38, 1e-40]);
-        type Case = (fn(f32) -> f32, SliceFn<f32>, fn(f32) -> f32, ArrayFn);
-        let cases: [Case; 3] = [
-            (sin_f32, sin_f32_into, super::fast::<0>, crate::Array::sin),
-            (cos_f32, cos_f32_into, super::fast::<1>, crate::Array::cos),
-            (tan_f32, tan_f32_into, super::fast::<TAN>, crate::Array::tan),
-        ];
-        for (f, into, fast, op) in cases {
-            let want: Vec<f32> = xs.iter().map(|&x| f(x)).collect();
-            // The slice loop (AVX-512 or AVX2 lanes, then the far elements one by one), from
-            // every start and at every length of a block's tail; the compiler's AVX2 loop
-            // alone (what a machine without AVX-512 runs); the backend's kernels.
-            check_near_far::<Avx2, f32>(&xs, &want, into, super::near, fast, op);
-        }
+        // The slice loop (AVX-512 or AVX2 lanes, then the far elements one by one), from
+        // every start and at every length of a block's tail; the compiler's AVX2 loop alone
+        // (what a machine without AVX-512 runs); the backend's kernels.
+        check_near_far::<Avx2, f32>(&xs, sin_f32, sin_f32_into, near, fast::<0>, Array::sin);
+        check_near_far::<Avx2, f32>(&xs, cos_f32, cos_f32_into, near, fast::<1>, Array::cos);
+        check_near_far::<Avx2, f32>(&xs, tan_f32, tan_f32_into, near, fast::<TAN>, Array::tan);
     }
 
     #[test]
